@@ -1,0 +1,143 @@
+/**
+ * Builds the cms-shield application: the CMS client, the sync loop, the caches and the HTTP
+ * routes, wired together with every dependency passed in. It does not listen: `main.ts` does,
+ * and tests drive it with `inject()` or `listen({ port: 0 })`.
+ * @module
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import type { Dispatcher } from 'undici'
+import { createReadThrough, type ReadThrough } from './cache/read-through.js'
+import type { Config } from './config/load-config.js'
+import { createUrlRewriter } from './json/rewrite-detail-urls.js'
+import { NOT_FOUND_ANSWER, proxyFailureAnswer } from './http/answers.js'
+import { createPagesService, type PagesService } from './http/pages-service.js'
+import { registerHealthRoutes } from './http/routes/health.js'
+import { registerPagesRoutes, sendAnswer } from './http/routes/pages.js'
+import { createSyncService, type SyncService, type Timers } from './sync/sync-service.js'
+import type { UpstreamGet } from './sync/upstream-port.js'
+import { createHttpClient } from './upstream/http-client.js'
+import { toStoredAnswer } from './upstream/read-through-loader.js'
+import { createWagtailClient, PAGES_API_PATH } from './upstream/wagtail-client.js'
+
+export interface AppDependencies {
+  /** Transport to the CMS (tests: MockAgent or an Agent with tight timeouts). */
+  readonly dispatcher?: Dispatcher
+  /** Fastify's `logger` option: `false`, options for pino, or a pino instance (`loggerInstance`). */
+  readonly logger?: FastifyServerOptions['logger']
+  readonly now?: () => number
+  readonly random?: () => number
+  readonly timers?: Timers
+  /** Start syncing when the app is ready (default true). Tests may call `shield.sync.syncNow()` themselves. */
+  readonly autoSync?: boolean
+}
+
+/** The parts of the app tests and operations reach into. */
+export interface Shield {
+  readonly config: Config
+  readonly sync: SyncService
+  readonly readThrough: ReadThrough
+  readonly pages: PagesService
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    shield: Shield
+  }
+}
+
+export async function buildApp(config: Config, deps: AppDependencies = {}): Promise<FastifyInstance> {
+  const now = deps.now ?? Date.now
+  const random = deps.random ?? Math.random
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    // One line per request from the onResponse hook below, instead of Fastify's two.
+    disableRequestLogging: true,
+    // Django and Fastify agree: `/pages` and `/pages/` are different routes (the first one 301s).
+    ignoreTrailingSlash: false,
+    maxParamLength: 1000,
+    return503OnClosing: true,
+  })
+
+  const http = createHttpClient({
+    baseUrl: config.upstreamUrl,
+    ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
+    connections: config.upstreamConnections,
+    timeoutMs: config.upstreamTimeoutMs,
+    retries: config.upstreamRetries,
+    maxBodyBytes: config.upstreamMaxBodyBytes,
+    logger: app.log,
+    random,
+    now,
+  })
+  const wagtail = createWagtailClient({ http })
+  const rewriteUrl = createUrlRewriter({ baseUrl: config.baseUrl, upstreamPathPrefix: new URL(config.upstreamUrl).pathname })
+
+  const get: UpstreamGet = async (pathAndQuery, signal) => {
+    const response = await http.get(pathAndQuery, signal ? { signal } : {})
+    return { status: response.status, contentType: response.contentType, headers: response.headers, text: response.text() }
+  }
+
+  const readThrough = createReadThrough({
+    ttlMs: config.cacheTtlMs,
+    maxBytes: config.cacheMaxBytes,
+    now,
+    load: async (relative) => toStoredAnswer(await wagtail.raw(relative), rewriteUrl, now(), `GET ${PAGES_API_PATH}${relative}`),
+  })
+
+  let pages: PagesService | undefined
+  const sync = createSyncService({
+    get,
+    pagesPath: PAGES_API_PATH,
+    rewriteUrl,
+    concurrency: config.syncConcurrency,
+    intervalMs: config.syncIntervalMs,
+    retryMaxMs: config.syncRetryMaxMs,
+    logger: app.log,
+    now,
+    random,
+    ...(deps.timers ? { timers: deps.timers } : {}),
+    onSnapshot: () => {
+      // Rendered bodies belong to the old snapshot; read-through answers may have changed with it.
+      pages?.onSnapshotChanged()
+      readThrough.clear()
+    },
+  })
+  pages = createPagesService({
+    snapshot: () => sync.current,
+    readThrough,
+    baseUrl: config.baseUrl,
+    renderCacheMaxBytes: config.renderCacheMaxBytes,
+    logger: app.log,
+  })
+
+  app.decorate('shield', { config, sync, readThrough, pages })
+
+  // The API takes no bodies: accept any content type (so a POST gets DRF's 405, not a 415) and drop it.
+  app.removeAllContentTypeParsers()
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, _body, done) => done(null, undefined))
+
+  registerPagesRoutes(app, pages)
+  registerHealthRoutes(app, sync, now)
+  app.setNotFoundHandler((_request, reply) => sendAnswer(reply, NOT_FOUND_ANSWER))
+  app.setErrorHandler((error, request, reply) => {
+    const status = (error as { statusCode?: number }).statusCode ?? 500
+    if (status >= 500) {
+      request.log.error({ err: error }, 'request failed')
+      return sendAnswer(reply, proxyFailureAnswer(500, 'internal error'))
+    }
+    return sendAnswer(reply, proxyFailureAnswer(status, error instanceof Error ? error.message : "bad request"))
+  })
+
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+    done()
+  })
+  app.addHook('onReady', async () => {
+    if (deps.autoSync ?? true) sync.start()
+  })
+  app.addHook('onClose', async () => {
+    await sync.stop()
+    await http.close()
+  })
+  return app
+}

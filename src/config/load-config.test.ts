@@ -1,0 +1,141 @@
+import { readFileSync } from 'node:fs'
+import { describe, expect, it } from 'vitest'
+import { isProxyError, type ProxyError } from '../errors.js'
+import { renderExampleEnv } from './config-docs.js'
+import { describeConfig, loadConfig } from './load-config.js'
+import { parseValue } from './parse-value.js'
+import { variables } from './schema.js'
+
+const REQUIRED = { UPSTREAM_URL: 'https://cms.example.com', BASE_URL: 'https://api.example.com' }
+
+function configError(env: Record<string, string | undefined>): ProxyError {
+  try {
+    loadConfig(env)
+  } catch (error) {
+    if (isProxyError(error, 'CONFIG_INVALID')) return error
+    throw error
+  }
+  throw new Error('expected loadConfig to throw')
+}
+
+describe('loadConfig', () => {
+  it('fills every default when only the required variables are set', () => {
+    expect(loadConfig(REQUIRED)).toEqual({
+      upstreamUrl: 'https://cms.example.com',
+      baseUrl: 'https://api.example.com',
+      port: 8080,
+      host: '0.0.0.0',
+      logLevel: 'info',
+      syncIntervalMs: 60_000,
+      syncConcurrency: 8,
+      syncRetryMaxMs: 300_000,
+      upstreamTimeoutMs: 10_000,
+      upstreamConnections: 16,
+      upstreamRetries: 2,
+      upstreamMaxBodyBytes: 64 * 1024 * 1024,
+      cacheTtlMs: 30_000,
+      cacheMaxBytes: 64 * 1024 * 1024,
+      renderCacheMaxBytes: 64 * 1024 * 1024,
+    })
+  })
+
+  it('has a default for every optional variable that its own parser accepts', () => {
+    for (const [, variable] of variables()) {
+      expect(variable.required === true || variable.default !== undefined, variable.name).toBe(true)
+      if (variable.default !== undefined) expect(parseValue(variable, variable.default).ok, variable.name).toBe(true)
+    }
+  })
+
+  it('reports every problem at once, one per line', () => {
+    const error = configError({
+      BASE_URL: 'ftp://api.example.com',
+      PORT: '80a',
+      LOG_LEVEL: 'loud',
+      SYNC_INTERVAL: '500ms',
+      SYNC_CONCURRENCY: '0',
+      UPSTREAM_MAX_BODY: 'lots',
+    })
+    expect(error.statusCode).toBe(500)
+    expect(error.message.split('\n')).toEqual([
+      'invalid configuration:',
+      expect.stringMatching(/^UPSTREAM_URL: is required \(Base URL of the Wagtail CMS/),
+      'BASE_URL: got "ftp://api.example.com", expected an http(s) URL without credentials, query or fragment',
+      'PORT: got "80a", expected a whole number from 0 to 65535',
+      'LOG_LEVEL: got "loud", expected one of fatal, error, warn, info, debug, trace, silent',
+      'SYNC_INTERVAL: got "500ms", expected a duration such as 250ms, 30s, 5m or 1h30m, from 1s to 168h',
+      'SYNC_CONCURRENCY: got "0", expected a whole number from 1 to 64',
+      'UPSTREAM_MAX_BODY: got "lots", expected a size such as 512kb, 64mb or 1gb, from 1kb to 512mb',
+    ])
+    expect(error.details?.problems).toHaveLength(7)
+  })
+
+  it('treats an empty or blank value as unset', () => {
+    const config = loadConfig({ ...REQUIRED, PORT: '', LOG_LEVEL: '  ' })
+    expect(config.port).toBe(8080)
+    expect(config.logLevel).toBe('info')
+    expect(configError({ ...REQUIRED, UPSTREAM_URL: '' }).message).toMatch(/UPSTREAM_URL: is required/)
+  })
+
+  it('respects zero where zero is allowed', () => {
+    const config = loadConfig({ ...REQUIRED, PORT: '0', UPSTREAM_RETRIES: '0', CACHE_TTL: '0' })
+    expect(config.port).toBe(0)
+    expect(config.upstreamRetries).toBe(0)
+    expect(config.cacheTtlMs).toBe(0)
+  })
+
+  it('reads durations, sizes and enums the way operators write them', () => {
+    const config = loadConfig({
+      ...REQUIRED, SYNC_INTERVAL: '1h30m', UPSTREAM_TIMEOUT: '1.5s', CACHE_TTL: '45', UPSTREAM_MAX_BODY: '512kb', LOG_LEVEL: 'DEBUG',
+    })
+    expect(config.syncIntervalMs).toBe(5_400_000)
+    expect(config.upstreamTimeoutMs).toBe(1_500)
+    expect(config.cacheTtlMs).toBe(45_000)
+    expect(config.upstreamMaxBodyBytes).toBe(524_288)
+    expect(config.logLevel).toBe('debug')
+  })
+
+  it('refuses an upstream timeout of 0, which undici would read as "none"', () => {
+    expect(configError({ ...REQUIRED, UPSTREAM_TIMEOUT: '0' }).message).toMatch(/^UPSTREAM_TIMEOUT: got "0"/m)
+  })
+
+  it('strips trailing slashes from URLs and keeps a path prefix', () => {
+    const config = loadConfig({ UPSTREAM_URL: 'http://cms.internal:8000/wagtail//', BASE_URL: 'https://API.example.com/' })
+    expect(config.upstreamUrl).toBe('http://cms.internal:8000/wagtail')
+    expect(config.baseUrl).toBe('https://api.example.com')
+  })
+
+  it.each(['https://api.example.com/?x=1', 'https://api.example.com/#top', 'https://api.example.com?', 'https://u:p@api.example.com', 'api.example.com', 'mailto:a@b.c'])(
+    'rejects %j as a base URL',
+    (url) => {
+      expect(configError({ ...REQUIRED, BASE_URL: url }).message).toMatch(/^BASE_URL: got /m)
+    },
+  )
+
+  it('returns a deeply frozen object', () => {
+    const config = loadConfig(REQUIRED)
+    expect(Object.isFrozen(config)).toBe(true)
+    expect(() => {
+      ;(config as { port: number }).port = 1
+    }).toThrow(TypeError)
+  })
+
+  it('quotes bad values so control characters stay visible, and truncates long ones', () => {
+    const message = configError({ ...REQUIRED, PORT: '80\n80', HOST: 'x', SYNC_CONCURRENCY: '9'.repeat(500) }).message
+    expect(message).toContain('PORT: got "80\\n80"')
+    expect(message).toMatch(/SYNC_CONCURRENCY: got "9{200}…"/)
+  })
+})
+
+describe('describeConfig', () => {
+  it('returns every key of the config for logging', () => {
+    const config = loadConfig(REQUIRED)
+    expect(describeConfig(config)).toEqual({ ...config })
+  })
+})
+
+describe('config/example.env', () => {
+  it('is what the schema renders (run `npx tsx scripts/config-table.ts --example --write`)', () => {
+    const onDisk = readFileSync(new URL('../../config/example.env', import.meta.url), 'utf8')
+    expect(onDisk).toBe(renderExampleEnv())
+  })
+})

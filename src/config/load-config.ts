@@ -1,0 +1,81 @@
+/**
+ * Reads the environment once at boot into a validated, deep-frozen `Config`.
+ *
+ * Every variable is checked before anything is reported, so an operator fixes a broken
+ * deployment in one round instead of one variable per restart.
+ * @module
+ */
+
+import { createError } from '../errors.js'
+import { describeExpected, parseValue } from './parse-value.js'
+import { variables, type Config, type Variable } from './schema.js'
+
+export type { Config, LogLevel } from './schema.js'
+
+export type Env = Readonly<Record<string, string | undefined>>
+
+/** How much of a bad value a problem line quotes: enough to recognise it, not a whole file. */
+const QUOTE_LIMIT = 200
+const REDACTED = '[redacted]'
+
+/**
+ * Parses and validates every variable in the schema.
+ *
+ * An empty (or all-blank) value counts as unset, so `PORT=` in an env file means "the default";
+ * `0` is a value like any other (`PORT=0`, `UPSTREAM_RETRIES=0`).
+ *
+ * @throws ProxyError `CONFIG_INVALID` listing one problem per line, e.g.
+ *   `PORT: got "80a", expected a whole number from 0 to 65535` or
+ *   `UPSTREAM_URL: is required (Base URL of the Wagtail CMS, …)`; `details.problems` holds the lines.
+ * @example
+ * const config = loadConfig({ UPSTREAM_URL: 'https://cms.example.com', BASE_URL: 'https://api.example.com' })
+ * config.syncIntervalMs // 60_000
+ */
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = []
+  const values: Record<string, unknown> = {}
+
+  for (const [key, variable] of variables()) {
+    const given = env[variable.name]?.trim()
+    const text = given === undefined || given === '' ? variable.default : given
+    if (text === undefined) {
+      problems.push(`${variable.name}: is required (${variable.doc})`)
+      continue
+    }
+    const result = parseValue(variable, text)
+    if (result.ok) values[key] = result.value
+    else problems.push(`${variable.name}: got ${quote(variable, text)}, expected ${describeExpected(variable)}`)
+  }
+
+  if (problems.length > 0) {
+    throw createError('CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, {
+      details: { problems: Object.freeze(problems) },
+    })
+  }
+  return deepFreeze(values as unknown as Config)
+}
+
+function quote(variable: Variable, text: string): string {
+  if (variable.secret === true) return JSON.stringify(REDACTED)
+  const shown = text.length > QUOTE_LIMIT ? `${text.slice(0, QUOTE_LIMIT)}…` : text
+  // JSON quoting makes control characters and stray quotes visible in a log line.
+  return JSON.stringify(shown)
+}
+
+/** The effective configuration as a log-safe object: secrets redacted, everything else as loaded. */
+export function describeConfig(config: Config): Readonly<Record<string, unknown>> {
+  const out: Record<string, unknown> = {}
+  for (const [key, variable] of variables()) {
+    out[key] = variable.secret === true ? REDACTED : config[key]
+  }
+  return Object.freeze(out)
+}
+
+/** Freezes `value` and everything reachable from it; `Object.freeze` alone is shallow. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const child of Object.values(value)) deepFreeze(child)
+  }
+  return value
+}

@@ -1,0 +1,109 @@
+/**
+ * Parsing of one environment value by its kind, and the words that describe what was expected.
+ * Pure: `load-config.ts` collects the problems, this module only judges one value.
+ * @module
+ */
+
+import { formatBytes, parseBytes } from './bytes.js'
+import { formatDuration, parseDuration } from './duration.js'
+import type { NumberVariable, Variable } from './schema.js'
+
+/**
+ * Upper bound of every duration unless its variable says otherwise: Node fires a timer longer
+ * than 2^31-1 ms (about 24.8 days) at once, with only a warning, so a "very long" interval would
+ * turn into a busy loop. A week is far beyond any sensible setting and well inside the limit.
+ */
+export const DURATION_MAX_MS = 7 * 24 * 3_600_000
+
+const INTEGER = /^[+-]?\d+$/
+const BOOLEANS: Readonly<Record<string, boolean>> = {
+  true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false,
+}
+
+export type ParseResult = { readonly ok: true; readonly value: string | number | boolean } | { readonly ok: false }
+
+const invalid: ParseResult = { ok: false }
+
+/** Parses `text` (already trimmed, non-empty) as `variable` wants it. */
+export function parseValue(variable: Variable, text: string): ParseResult {
+  switch (variable.kind) {
+    case 'url': return parseHttpUrl(text)
+    case 'string': return { ok: true, value: text }
+    case 'enum': {
+      // LOG_LEVEL=INFO is an obvious intent; values are canonical in lower case.
+      const value = text.toLowerCase()
+      return variable.values.includes(value) ? { ok: true, value } : invalid
+    }
+    case 'bool': {
+      const value = BOOLEANS[text.toLowerCase()]
+      return value === undefined ? invalid : { ok: true, value }
+    }
+    case 'int': return withinLimits(variable, INTEGER.test(text) ? Number(text) : undefined)
+    case 'bytes': return withinLimits(variable, parseBytes(text))
+    case 'duration': return withinLimits(variable, parseDuration(text))
+  }
+}
+
+function withinLimits(variable: NumberVariable, value: number | undefined): ParseResult {
+  if (value === undefined || !Number.isSafeInteger(value)) return invalid
+  const { min, max } = limitsOf(variable)
+  if (min !== undefined && value < min) return invalid
+  if (max !== undefined && value > max) return invalid
+  return { ok: true, value }
+}
+
+function limitsOf(variable: NumberVariable): { min: number | undefined; max: number | undefined } {
+  const max = variable.max ?? (variable.kind === 'duration' ? DURATION_MAX_MS : undefined)
+  return { min: variable.min, max }
+}
+
+/**
+ * Base URLs are concatenated with API paths, so anything after the path would land in the middle
+ * of a request line; credentials are refused because nothing may ever send them (and they would
+ * end up in logs).
+ */
+function parseHttpUrl(text: string): ParseResult {
+  if (text.includes('?') || text.includes('#')) return invalid
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    return invalid
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return invalid
+  if (url.username !== '' || url.password !== '' || url.hostname === '') return invalid
+  return { ok: true, value: url.href.replace(/\/+$/, '') }
+}
+
+/** The allowed range or values, in the variable's own unit (`1–64`, `at least 1s`, …), if any. */
+export function describeLimits(variable: Variable): string | undefined {
+  if (variable.kind === 'enum') return `one of ${variable.values.join(', ')}`
+  if (variable.kind !== 'int' && variable.kind !== 'bytes' && variable.kind !== 'duration') return undefined
+  const { min, max } = limitsOf(variable)
+  const show = (n: number): string =>
+    variable.kind === 'duration' ? formatDuration(n) : variable.kind === 'bytes' ? formatBytes(n) : String(n)
+  if (min !== undefined && max !== undefined) return `${show(min)} to ${show(max)}`
+  if (min !== undefined) return `at least ${show(min)}`
+  if (max !== undefined) return `at most ${show(max)}`
+  return undefined
+}
+
+const KIND_WORDS: Readonly<Record<Variable['kind'], string>> = {
+  url: 'an http(s) URL without credentials, query or fragment',
+  string: 'a non-empty string',
+  enum: 'a value',
+  int: 'a whole number',
+  bytes: 'a size such as 512kb, 64mb or 1gb',
+  duration: 'a duration such as 250ms, 30s, 5m or 1h30m',
+  bool: 'true or false',
+}
+
+/** "expected …" text of a problem line, e.g. `a whole number from 0 to 65535`. */
+export function describeExpected(variable: Variable): string {
+  const limits = describeLimits(variable)
+  if (variable.kind === 'enum') return limits ?? KIND_WORDS.enum
+  if (limits === undefined) return KIND_WORDS[variable.kind]
+  const range = limits.startsWith('at ') ? limits : `from ${limits}`
+  // "a whole number from 1 to 64" reads on; after a list of examples a comma is needed.
+  return `${KIND_WORDS[variable.kind]}${variable.kind === 'int' ? ' ' : ', '}${range}`
+}

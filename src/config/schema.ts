@@ -1,0 +1,129 @@
+/**
+ * The one table of every environment variable cms-shield reads: name, kind, default, limits and
+ * a doc line. `load-config.ts` parses from it, `scripts/config-table.ts` renders the README table
+ * and `config/example.env` from it, so the three can never disagree.
+ *
+ * Defaults are written as an operator would write them (`60s`, `64mb`) and go through the same
+ * parser as the environment, so a default can never be something the environment could not say.
+ * @module
+ */
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+/** The validated, frozen configuration. Durations are in milliseconds, sizes in bytes. */
+export interface Config {
+  readonly upstreamUrl: string
+  readonly baseUrl: string
+  readonly port: number
+  readonly host: string
+  readonly logLevel: LogLevel
+  readonly syncIntervalMs: number
+  readonly syncConcurrency: number
+  readonly syncRetryMaxMs: number
+  readonly upstreamTimeoutMs: number
+  readonly upstreamConnections: number
+  readonly upstreamRetries: number
+  readonly upstreamMaxBodyBytes: number
+  readonly cacheTtlMs: number
+  readonly cacheMaxBytes: number
+  readonly renderCacheMaxBytes: number
+}
+
+export type VariableKind = 'url' | 'string' | 'enum' | 'int' | 'bytes' | 'duration' | 'bool'
+
+/** Either required (with an example for docs) or defaulted: never both, never neither. */
+type Presence =
+  | { readonly required: true; readonly example: string; readonly default?: never }
+  | { readonly default: string; readonly required?: never; readonly example?: never }
+
+type Common = Presence & {
+  /** The environment variable's name. */
+  readonly name: string
+  /** One line for the README and example.env: what it is for, not how it is parsed. */
+  readonly doc: string
+  /** Never logged, never echoed in error messages. */
+  readonly secret?: true
+}
+
+/** `min`/`max` are in the parsed unit: milliseconds for durations, bytes for sizes. */
+export type NumberVariable = Common & { readonly kind: 'int' | 'bytes' | 'duration'; readonly min?: number; readonly max?: number }
+/** `url`: http(s) only, no credentials, query or fragment; trailing slashes stripped. */
+export type TextVariable = Common & { readonly kind: 'url' | 'string' }
+export type EnumVariable = Common & { readonly kind: 'enum'; readonly values: readonly string[] }
+export type BoolVariable = Common & { readonly kind: 'bool' }
+export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable
+
+// `[T] extends [...]` keeps the union LogLevel from distributing into one case per member.
+type VariableFor<T> = [T] extends [number] ? NumberVariable
+  : [T] extends [boolean] ? BoolVariable
+    : [T] extends [string] ? TextVariable | EnumVariable
+      : never
+
+const SECOND = 1_000
+const MIB = 1024 ** 2
+
+/**
+ * Every variable, keyed by its `Config` property; the table's order is the docs' order.
+ * `satisfies` makes a missing or mistyped entry a compile error.
+ */
+export const schema = {
+  upstreamUrl: {
+    name: 'UPSTREAM_URL', kind: 'url', required: true, example: 'https://cms.example.com',
+    doc: 'Base URL of the Wagtail CMS, path prefix included; its API is `<UPSTREAM_URL>/api/v1/cms/pages/`.',
+  },
+  baseUrl: {
+    name: 'BASE_URL', kind: 'url', required: true, example: 'https://api.example.com',
+    doc: "cms-shield's public base URL; every `detail_url` is built from it, never from the request's Host.",
+  },
+  port: { name: 'PORT', kind: 'int', default: '8080', min: 0, max: 65_535, doc: 'TCP port to listen on (0 picks a free one).' },
+  host: { name: 'HOST', kind: 'string', default: '0.0.0.0', doc: 'Address to listen on.' },
+  logLevel: { name: 'LOG_LEVEL', kind: 'enum', default: 'info', values: LOG_LEVELS, doc: 'Least severe log level written.' },
+  syncIntervalMs: {
+    name: 'SYNC_INTERVAL', kind: 'duration', default: '60s', min: SECOND,
+    doc: 'Time between two syncs of the page tree from the CMS.',
+  },
+  syncConcurrency: {
+    name: 'SYNC_CONCURRENCY', kind: 'int', default: '8', min: 1, max: 64,
+    doc: 'Detail fetches in flight during a sync.',
+  },
+  syncRetryMaxMs: {
+    name: 'SYNC_RETRY_MAX', kind: 'duration', default: '5m', min: SECOND,
+    doc: 'Longest wait between retries after failed syncs (the backoff grows up to it).',
+  },
+  upstreamTimeoutMs: {
+    // undici reads a timeout of 0 as "no timeout", so 0 must not slip through.
+    name: 'UPSTREAM_TIMEOUT', kind: 'duration', default: '10s', min: 100,
+    doc: 'Time allowed for one request to the CMS, headers and whole body.',
+  },
+  upstreamConnections: {
+    name: 'UPSTREAM_CONNECTIONS', kind: 'int', default: '16', min: 1, max: 256,
+    doc: 'Connections to the CMS kept open (undici Pool size).',
+  },
+  upstreamRetries: {
+    name: 'UPSTREAM_RETRIES', kind: 'int', default: '2', min: 0, max: 10,
+    doc: 'Extra attempts of a GET that failed on the network, timed out or got 429/502/503/504.',
+  },
+  upstreamMaxBodyBytes: {
+    // A body is decoded into one string, and V8 strings stop at about 512 MiB.
+    name: 'UPSTREAM_MAX_BODY', kind: 'bytes', default: '64mb', min: 1024, max: 512 * MIB,
+    doc: 'Largest CMS response body accepted; larger transfers are cut off.',
+  },
+  cacheTtlMs: {
+    name: 'CACHE_TTL', kind: 'duration', default: '30s', min: 0,
+    doc: 'Freshness of read-through entries (queries the tree index cannot answer); 0 revalidates every time.',
+  },
+  cacheMaxBytes: {
+    name: 'CACHE_MAX_BYTES', kind: 'bytes', default: '64mb', min: 1024,
+    doc: 'Memory for read-through entries (LRU).',
+  },
+  renderCacheMaxBytes: {
+    name: 'RENDER_CACHE_MAX_BYTES', kind: 'bytes', default: '64mb', min: 1024,
+    doc: 'Memory for rendered list bodies (LRU).',
+  },
+} as const satisfies { readonly [K in keyof Config]: VariableFor<Config[K]> }
+
+/** The table as `[configKey, variable]` pairs, in docs order. */
+export function variables(): ReadonlyArray<readonly [keyof Config, Variable]> {
+  return Object.entries(schema) as Array<[keyof Config, Variable]>
+}

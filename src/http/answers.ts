@@ -1,0 +1,83 @@
+/**
+ * The answers the proxy sends, as plain `{ status, headers, body }` values built once and reused.
+ * Nothing here knows Fastify: routes (and any faster path) only copy these onto the socket.
+ * @module
+ */
+import { renderWagtailJson } from '../json/json-text.js'
+import { djangoNotFoundHtml, methodNotAllowed, optionsBody, type WagtailError } from '../query/wagtail-messages.js'
+
+export interface HttpAnswer {
+  readonly status: number
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Buffer
+}
+
+/** Every answer of the API views carries these (seed "Endpoints"; spec §6.2). */
+export const API_HEADERS = Object.freeze({
+  'content-type': 'application/json',
+  vary: 'Accept',
+  allow: 'GET, HEAD, OPTIONS',
+})
+
+const HTML_TYPE = 'text/html; charset=utf-8'
+
+export function jsonAnswer(status: number, body: Buffer | unknown): HttpAnswer {
+  return {
+    status,
+    headers: API_HEADERS,
+    body: Buffer.isBuffer(body) ? body : Buffer.from(renderWagtailJson(body), 'utf8'),
+  }
+}
+
+const wagtailErrorAnswers = new WeakMap<WagtailError, HttpAnswer>()
+
+/** A Wagtail 400/404/406 answer; the constant ones are rendered once. */
+export function errorAnswer(error: WagtailError): HttpAnswer {
+  let answer = wagtailErrorAnswers.get(error)
+  if (!answer) {
+    answer = jsonAnswer(error.status, error.body)
+    wagtailErrorAnswers.set(error, answer)
+  }
+  return answer
+}
+
+export const OPTIONS_ANSWER: HttpAnswer = jsonAnswer(200, optionsBody)
+
+export function methodNotAllowedAnswer(method: string): HttpAnswer {
+  return jsonAnswer(405, methodNotAllowed(method))
+}
+
+/** Django's bare 404 page: paths that are not API routes never reach the API (spec §4). */
+export const NOT_FOUND_ANSWER: HttpAnswer = {
+  status: 404,
+  headers: Object.freeze({ 'content-type': HTML_TYPE }),
+  body: Buffer.from(djangoNotFoundHtml, 'utf8'),
+}
+
+/** Django CommonMiddleware's APPEND_SLASH redirect: relative, query string kept (spec §4). */
+export function appendSlashAnswer(path: string, rawQuery: string | undefined): HttpAnswer {
+  return {
+    status: 301,
+    headers: { 'content-type': HTML_TYPE, location: `${path}/${rawQuery === undefined ? '' : `?${rawQuery}`}` },
+    body: Buffer.alloc(0),
+  }
+}
+
+/** find's 302: Django's `redirect()` with an empty HTML body and the API headers (spec §4). */
+export function redirectAnswer(location: string): HttpAnswer {
+  return {
+    status: 302,
+    headers: { ...API_HEADERS, 'content-type': HTML_TYPE, location },
+    body: Buffer.alloc(0),
+  }
+}
+
+/**
+ * The proxy's own failures (no snapshot yet, CMS unreachable for a read-through): JSON in the
+ * API's envelope so clients parse one shape, and a Retry-After where waiting helps.
+ */
+export function proxyFailureAnswer(status: number, message: string, retryAfterSeconds?: number): HttpAnswer {
+  const answer = jsonAnswer(status, { message })
+  if (retryAfterSeconds === undefined) return answer
+  return { ...answer, headers: { ...answer.headers, 'retry-after': String(retryAfterSeconds) } }
+}

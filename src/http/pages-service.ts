@@ -1,0 +1,147 @@
+/**
+ * Answers the three pages views from the snapshot, the rendered-list cache and the read-through
+ * cache. Pure of Fastify: it takes a parsed request and returns an {@link HttpAnswer}.
+ * @module
+ */
+import { LRUCache } from 'lru-cache'
+import { isProxyError } from '../errors.js'
+import type { ReadThrough, StoredAnswer } from '../cache/read-through.js'
+import { planDetail } from '../query/plan-detail.js'
+import { planFind } from '../query/plan-find.js'
+import { planListing } from '../query/plan-listing.js'
+import type { ListQuery } from '../query/plan-types.js'
+import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
+import { matchesSelection, selectPages } from '../tree/select-pages.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import { errorAnswer, jsonAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
+import { renderList } from './render-list.js'
+import { wagtailErrors } from '../query/wagtail-messages.js'
+
+export interface PagesRequest {
+  /** The query string after `?`, raw; `undefined` when the URL had no `?`. */
+  readonly rawQuery: string | undefined
+  readonly accept: string | undefined
+}
+
+export interface PagesServiceOptions {
+  readonly snapshot: () => Snapshot | undefined
+  readonly readThrough: ReadThrough
+  /** Public base of the proxy; find's Location is built from it (never from the Host header). */
+  readonly baseUrl: string
+  readonly renderCacheMaxBytes: number
+  readonly logger: { warn(details: object, message: string): void }
+}
+
+export type ServedFrom = 'index' | 'read-through' | 'error'
+
+export interface PagesService {
+  list(request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
+  /** @param pathId the digits of `/pages/<id>/`, leading zeros included. */
+  detail(pathId: string, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
+  find(request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
+  /** Forget rendered bodies (a new snapshot was swapped in). */
+  onSnapshotChanged(): void
+}
+
+export const PAGES_PATH = '/api/v1/cms/pages/'
+
+const NOT_READY = proxyFailureAnswer(503, 'cms-shield has not loaded the page tree yet', 1)
+
+/** List and detail read only the last value of each key, and ignore `_` and `format` (negotiated here). */
+function forwardedQuery(params: QueryParams): string {
+  const pairs = params
+    .items()
+    .filter(([key]) => key !== '_' && key !== 'format')
+    .map(([key, value]) => `${quotePlus(key)}=${quotePlus(value)}`)
+  return pairs.length === 0 ? '' : `?${pairs.join('&')}`
+}
+
+function listKey(version: number, query: ListQuery): string {
+  const f = query.filters
+  return JSON.stringify([
+    version,
+    query.types === null ? null : [...query.types].sort(),
+    f.id ?? null, f.title ?? null, f.slug ?? null, f.seoTitle ?? null, f.searchDescription ?? null, f.showInMenus ?? null,
+    query.childOf ?? null, query.ancestorOf ?? null, query.descendantOf ?? null,
+    query.offset, query.limit,
+  ])
+}
+
+export function createPagesService(options: PagesServiceOptions): PagesService {
+  const rendered = new LRUCache<string, Buffer>({
+    maxSize: options.renderCacheMaxBytes,
+    sizeCalculation: (body, key) => body.length + key.length,
+  })
+  const base = options.baseUrl.replace(/\/+$/, '')
+
+  function paramsOf(request: PagesRequest): QueryParams {
+    return parseQueryParams(request.rawQuery ?? '')
+  }
+
+  function toAnswer(stored: StoredAnswer): HttpAnswer {
+    if (stored.status === 302 && stored.location !== undefined) return redirectAnswer(stored.location)
+    return jsonAnswer(stored.status, stored.body)
+  }
+
+  async function readThrough(relative: string): Promise<HttpAnswer> {
+    try {
+      const { answer } = await options.readThrough.get(relative, relative)
+      return toAnswer(answer)
+    } catch (error) {
+      options.logger.warn({ err: error, query: relative }, 'read-through to the CMS failed')
+      if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
+      return proxyFailureAnswer(502, 'the CMS could not answer this query')
+    }
+  }
+
+  return {
+    list(request) {
+      const snapshot = options.snapshot()
+      if (!snapshot) return NOT_READY
+      const params = paramsOf(request)
+      const plan = planListing(params, snapshot, request.accept)
+      if (plan.kind === 'error') return errorAnswer(plan.error)
+      if (plan.kind === 'forward') return readThrough(forwardedQuery(params))
+      const key = listKey(snapshot.version, plan.query)
+      let body = rendered.get(key)
+      if (!body) {
+        const matching = selectPages(snapshot, plan.query)
+        const { offset, limit } = plan.query
+        body = renderList(matching.length, offset >= matching.length ? [] : matching.slice(offset, offset + limit))
+        rendered.set(key, body)
+      }
+      return jsonAnswer(200, body)
+    },
+
+    detail(pathId, request) {
+      const snapshot = options.snapshot()
+      if (!snapshot) return NOT_READY
+      const params = paramsOf(request)
+      const plan = planDetail(pathId, params, snapshot, request.accept)
+      if (plan.kind === 'error') return errorAnswer(plan.error)
+      if (plan.kind === 'forward') return readThrough(`${BigInt(pathId)}/${forwardedQuery(params)}`)
+      const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
+      if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
+      return jsonAnswer(200, page.detail)
+    },
+
+    find(request) {
+      const snapshot = options.snapshot()
+      if (!snapshot) return NOT_READY
+      const params = paramsOf(request)
+      const plan = planFind(params, snapshot, request.accept)
+      if (plan.kind === 'error') return errorAnswer(plan.error)
+      if (plan.kind === 'forward') {
+        const query = djangoUrlencode(params.lists())
+        return readThrough(`find/${query === '' ? '' : `?${query}`}`)
+      }
+      if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
+      const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''
+      return redirectAnswer(`${base}${PAGES_PATH}${plan.id}/${query}`)
+    },
+
+    onSnapshotChanged() {
+      rendered.clear()
+    },
+  }
+}

@@ -1,0 +1,17 @@
+/**
+ * Writes a listing body in Wagtail's layout (spec §5.2, §6.1): `{"meta": {"total_count": N},
+ * "items": [...]}` with a 4-space indent, the items being the CMS's own listing items, already
+ * formatted for their depth.
+ * @module
+ */
+import type { PageRecord } from '../tree/snapshot.js'
+
+const ITEM_INDENT = '        '
+
+export function renderList(totalCount: number, items: readonly PageRecord[]): Buffer {
+  const head = `{\n    "meta": {\n        "total_count": ${totalCount}\n    },\n    "items": `
+  if (items.length === 0) return Buffer.from(`${head}[]\n}`, 'utf8')
+  let body = `${head}[\n`
+  for (let i = 0; i < items.length; i++) body += (i === 0 ? ITEM_INDENT : `,\n${ITEM_INDENT}`) + items[i]!.listItem
+  return Buffer.from(`${body}\n    ]\n}`, 'utf8')
+}

@@ -1,0 +1,34 @@
+/**
+ * Liveness and readiness. `/readyz` turns 200 once a snapshot is loaded and stays 200 while the
+ * CMS is down (the snapshot keeps serving); its body says how fresh the snapshot is.
+ * @module
+ */
+import type { FastifyInstance } from 'fastify'
+import type { SyncService } from '../../sync/sync-service.js'
+
+export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, now: () => number): void {
+  app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }))
+
+  app.get('/readyz', async (_request, reply) => {
+    const snapshot = sync.current
+    const status = sync.status
+    const body = {
+      ready: snapshot !== undefined,
+      snapshot: snapshot
+        ? {
+            version: snapshot.version,
+            pages: snapshot.pages.length,
+            syncedAt: new Date(snapshot.syncedAt).toISOString(),
+            ageSeconds: Math.max(0, Math.round((now() - (status.lastSuccessAt ?? snapshot.syncedAt)) / 1000)),
+          }
+        : null,
+      sync: {
+        running: status.running,
+        lastSuccessAt: status.lastSuccessAt === undefined ? null : new Date(status.lastSuccessAt).toISOString(),
+        lastError: status.lastError ?? null,
+        consecutiveFailures: status.consecutiveFailures,
+      },
+    }
+    return reply.code(snapshot ? 200 : 503).header('cache-control', 'no-store').send(body)
+  })
+}

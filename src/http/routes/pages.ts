@@ -1,0 +1,63 @@
+/**
+ * The pages API routes. Every method reaches one handler per route so that HEAD, OPTIONS and the
+ * 405s answer exactly as DRF does (spec §4, §6.3, §6.4); the work is in `pages-service.ts`.
+ * @module
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { negotiate } from '../../query/negotiate.js'
+import { parseQueryParams } from '../../query/query-params.js'
+import {
+  appendSlashAnswer,
+  errorAnswer,
+  methodNotAllowedAnswer,
+  NOT_FOUND_ANSWER,
+  OPTIONS_ANSWER,
+  type HttpAnswer,
+} from '../answers.js'
+import { PAGES_PATH, type PagesRequest, type PagesService } from '../pages-service.js'
+
+export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
+  return reply.code(answer.status).headers(answer.headers).send(answer.body)
+}
+
+function split(request: FastifyRequest): { path: string; rawQuery: string | undefined } {
+  const url = request.raw.url ?? '/'
+  const q = url.indexOf('?')
+  return q < 0 ? { path: url, rawQuery: undefined } : { path: url.slice(0, q), rawQuery: url.slice(q + 1) }
+}
+
+type View = (request: PagesRequest) => HttpAnswer | Promise<HttpAnswer>
+
+/** GET and HEAD run the view (Node drops a HEAD body, keeping Content-Length); OPTIONS and others are DRF's. */
+async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View): Promise<FastifyReply> {
+  const { rawQuery } = split(request)
+  const accept = request.headers.accept
+  switch (request.method) {
+    case 'GET':
+    case 'HEAD':
+      return sendAnswer(reply, await view({ rawQuery, accept }))
+    case 'OPTIONS': {
+      // DRF negotiates before answering OPTIONS too.
+      const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept)
+      return sendAnswer(reply, refused ? errorAnswer(refused) : OPTIONS_ANSWER)
+    }
+    default:
+      return sendAnswer(reply, methodNotAllowedAnswer(request.method))
+  }
+}
+
+export function registerPagesRoutes(app: FastifyInstance, pages: PagesService): void {
+  app.all(PAGES_PATH, (request, reply) => dispatch(request, reply, pages.list))
+  app.all(`${PAGES_PATH}find/`, (request, reply) => dispatch(request, reply, pages.find))
+  app.all(PAGES_PATH.slice(0, -1), (request, reply) => sendAnswer(reply, appendSlashAnswer(split(request).path, split(request).rawQuery)))
+
+  // `<id>/` (Django's `[0-9]+`, leading zeros allowed), or a slash-less route to redirect, or nothing.
+  app.all(`${PAGES_PATH}*`, (request, reply) => {
+    const { path, rawQuery } = split(request)
+    const rest = path.slice(PAGES_PATH.length)
+    const detail = /^([0-9]+)\/$/.exec(rest)
+    if (detail) return dispatch(request, reply, (req) => pages.detail(detail[1]!, req))
+    if (/^(?:[0-9]+|find)$/.test(rest)) return sendAnswer(reply, appendSlashAnswer(path, rawQuery))
+    return sendAnswer(reply, NOT_FOUND_ANSWER)
+  })
+}

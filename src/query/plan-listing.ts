@@ -1,0 +1,75 @@
+/**
+ * Plans `GET /api/v1/cms/pages/`: Wagtail's listing pipeline (spec §1) run against the snapshot.
+ * @module
+ */
+import type { Snapshot } from '../tree/snapshot.js'
+import { negotiate } from './negotiate.js'
+import type { QueryParams } from './query-params.js'
+import type { ListPlan } from './plan-types.js'
+import { FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, resolveTypes, treeFilters } from './plan-steps.js'
+import { wagtailErrors } from './wagtail-messages.js'
+
+/** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (spec §2, identical 4.1 → 7.x). */
+export const KNOWN_LISTING_PARAMETERS: ReadonlySet<string> = new Set([
+  'limit', 'offset', 'fields', 'order', 'search', 'search_operator', '_', 'format',
+  'type', 'child_of', 'ancestor_of', 'descendant_of', 'translation_of', 'locale', 'site',
+])
+
+const ALLOWED = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS, 'locale'])
+
+/** Known only to Wagtail 8.0 (spec §10): whether it is an error depends on the CMS's version. */
+const VERSION_DEPENDENT = new Set(['rich_text_format'])
+
+/** Python's `sorted()` on str: by code point, not by UTF-16 unit. */
+function byCodePoint(a: string, b: string): number {
+  const ca = Array.from(a, (c) => c.codePointAt(0)!)
+  const cb = Array.from(b, (c) => c.codePointAt(0)!)
+  for (let i = 0; i < Math.min(ca.length, cb.length); i++) if (ca[i] !== cb[i]) return ca[i]! - cb[i]!
+  return ca.length - cb.length
+}
+
+export function planListing(params: QueryParams, snapshot: Snapshot, accept?: string): ListPlan {
+  const refused = negotiate(params, accept)
+  if (refused) return { kind: 'error', error: refused }
+
+  const typed = resolveTypes(params, snapshot)
+  if ('error' in typed) return { kind: 'error', error: typed.error }
+  if ('forward' in typed) return { kind: 'forward', reason: typed.forward }
+
+  // `site` is read by get_base_queryset, right after `type`; it can fail in version-specific ways.
+  const site = forwardIfPresent(params, ['site'])
+  if ('forward' in site) return { kind: 'forward', reason: site.forward }
+
+  const unknown = params.keys().filter((key) => !ALLOWED.has(key))
+  if (unknown.length > 0) {
+    // With one model, its own database fields are parameters too; only the CMS knows them.
+    if (typed.value.singleModel) return { kind: 'forward', reason: 'model-specific parameters' }
+    if (unknown.some((key) => VERSION_DEPENDENT.has(key))) return { kind: 'forward', reason: 'version-dependent parameter' }
+    return { kind: 'error', error: wagtailErrors.unknownParameters(unknown.sort(byCodePoint)) }
+  }
+
+  const fields = fieldFilters(params)
+  if ('error' in fields) return { kind: 'error', error: fields.error }
+  if ('forward' in fields) return { kind: 'forward', reason: fields.forward }
+
+  const tree = treeFilters(params, snapshot)
+  if ('error' in tree) return { kind: 'error', error: tree.error }
+  if ('forward' in tree) return { kind: 'forward', reason: tree.forward }
+
+  // OrderingFilter, TranslationOfFilter, LocaleFilter, SearchFilter: all need the CMS.
+  const rest = forwardIfPresent(params, ['order', 'translation_of', 'locale', 'search'])
+  if ('forward' in rest) return { kind: 'forward', reason: rest.forward }
+
+  const page = pagination(params, snapshot)
+  if ('error' in page) return { kind: 'error', error: page.error }
+  if ('forward' in page) return { kind: 'forward', reason: page.forward }
+
+  // `fields=` (empty) means the default fields; anything else is the serializer's business.
+  if (params.has('fields') && params.get('fields') !== '') return { kind: 'forward', reason: 'fields is answered by the CMS' }
+  if (fields.value.needsCms) return { kind: 'forward', reason: 'filter answered by the CMS' }
+
+  return {
+    kind: 'index',
+    query: { types: typed.value.types, filters: fields.value.filters, ...tree.value, ...page.value },
+  }
+}

@@ -1,0 +1,196 @@
+/**
+ * The steps a Wagtail pages view runs, in its order (spec §1: `get_queryset` → filter backends →
+ * pagination → serializer), each deciding locally when the snapshot knows enough and asking for
+ * the CMS when it does not. The first step that fails wins, as in Wagtail.
+ * @module
+ */
+import type { Snapshot } from '../tree/snapshot.js'
+import { pythonInt } from './python-int.js'
+import { pythonRepr } from './python-repr.js'
+import type { QueryParams } from './query-params.js'
+import type { PageFilters } from './plan-types.js'
+import { booleanReason, foreignKeyReason, wagtailErrors, type WagtailError } from './wagtail-messages.js'
+
+/** A step either fails (error), needs the CMS (forward), or passes with a value. */
+export type Step<T> = { error: WagtailError } | { forward: string } | { value: T }
+
+export const BASE_PAGE_TYPE = 'wagtailcore.Page'
+
+export interface TypeChoice {
+  /** `null` = every page. */
+  readonly types: ReadonlySet<string> | null
+  /** The queryset's model name, for "No <Model> matches the given query." */
+  readonly modelName: string
+  /** Exactly one concrete model: its model-specific fields become valid parameters. */
+  readonly singleModel: boolean
+}
+
+/**
+ * `get_queryset()`: `type=app.Model[,app.Model…]`. The app label is exact, the model name
+ * case-insensitive (Django's `apps.get_model`). A type the snapshot has not seen may still
+ * exist in the CMS (a model with no live pages), so only the CMS can say.
+ */
+export function resolveTypes(params: QueryParams, snapshot: Snapshot): Step<TypeChoice> {
+  const raw = params.get('type')
+  const all: TypeChoice = { types: null, modelName: 'Page', singleModel: false }
+  if (raw === undefined) return { value: all }
+  if (raw === '') return snapshot.dialect.emptyTypeIgnored ? { value: all } : { error: wagtailErrors.typeDoesNotExist }
+  const names = raw.split(',')
+  const canonical: string[] = []
+  let unknown = false
+  for (const name of names) {
+    const parts = name.split('.')
+    // resolve_model_string raises ValueError unless the string is exactly `app.Model`.
+    if (parts.length !== 2 || parts[0] === '' || parts[1] === '') return { error: wagtailErrors.typeDoesNotExist }
+    const key = `${parts[0]}.${parts[1]!.toLowerCase()}`
+    const found = key === 'wagtailcore.page' ? BASE_PAGE_TYPE : snapshot.types.get(key)
+    if (found === undefined || found.split('.')[0] !== parts[0]) unknown = true
+    else canonical.push(found)
+  }
+  if (unknown) return { forward: 'type unknown to the snapshot' }
+  if (canonical.length === 1) {
+    const only = canonical[0]!
+    if (only === BASE_PAGE_TYPE) return { value: all }
+    return { value: { types: new Set(canonical), modelName: only.split('.')[1]!, singleModel: true } }
+  }
+  return { value: { types: new Set(canonical), modelName: 'Page', singleModel: false } }
+}
+
+/** Parameters that need the CMS whenever present, each at its place in Wagtail's order. */
+export function forwardIfPresent(params: QueryParams, keys: readonly string[]): Step<void> {
+  for (const key of keys) if (params.has(key)) return { forward: `${key} is answered by the CMS` }
+  return { value: undefined }
+}
+
+/** The generic, database-backed fields FieldsFilter accepts (`locale` has its own filter). */
+export const FILTER_FIELDS = [
+  'id',
+  'title',
+  'slug',
+  'show_in_menus',
+  'seo_title',
+  'search_description',
+  'first_published_at',
+  'alias_of',
+] as const
+
+const STRING_FILTERS = {
+  title: 'title',
+  slug: 'slug',
+  seo_title: 'seoTitle',
+  search_description: 'searchDescription',
+} as const
+
+/**
+ * FieldsFilter: every filter field in query order (first appearance, last value), converted as
+ * Django would; the first bad value is the error. `first_published_at` and `alias_of` are
+ * validated here but filtered by the CMS.
+ */
+export function fieldFilters(params: QueryParams): Step<{ filters: PageFilters; needsCms: boolean }> {
+  const filters: { -readonly [K in keyof PageFilters]: PageFilters[K] } = {}
+  let needsCms = false
+  const fields = new Set<string>(FILTER_FIELDS)
+  for (const [key, value] of params.items()) {
+    if (!fields.has(key)) continue
+    if (value.includes('\u0000')) return { error: wagtailErrors.fieldFilterNul(key) }
+    if (key === 'id') {
+      const parsed = pythonInt(value)
+      if (!parsed.ok) return { error: wagtailErrors.fieldFilterInvalid(value, key, parsed.message) }
+      filters.id = toPageId(parsed.value) ?? -1
+    } else if (key === 'show_in_menus') {
+      if (value === 'true' || value === '1') filters.showInMenus = true
+      else if (value === 'false' || value === '0') filters.showInMenus = false
+      else return { error: wagtailErrors.fieldFilterInvalid(value, key, booleanReason(value)) }
+    } else if (key === 'alias_of') {
+      if (!pythonInt(value).ok) {
+        return { error: wagtailErrors.fieldFilterInvalid(value, key, foreignKeyReason(pythonRepr(value))) }
+      }
+      needsCms = true
+    } else if (key === 'first_published_at') {
+      // A datetime the database cannot parse fails only when the query runs: the CMS decides.
+      needsCms = true
+    } else {
+      filters[STRING_FILTERS[key as keyof typeof STRING_FILTERS]] = value
+    }
+  }
+  return { value: { filters, needsCms } }
+}
+
+/** A parsed id as a page id, or undefined when no page can have it. */
+export function toPageId(value: bigint): number | undefined {
+  return value >= 0n && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : undefined
+}
+
+/**
+ * ChildOfFilter / DescendantOfFilter / AncestorOfFilter's id parsing: Python int, not negative,
+ * `root` for the site root where the filter allows it, and the page must be visible.
+ */
+function pageParam(
+  params: QueryParams,
+  key: 'child_of' | 'descendant_of' | 'ancestor_of',
+  snapshot: Snapshot,
+  missing: WagtailError,
+): Step<number | undefined> {
+  const raw = params.get(key)
+  if (raw === undefined) return { value: undefined }
+  const parsed = pythonInt(raw)
+  if (!parsed.ok || parsed.value < 0n) {
+    if (raw === 'root' && key !== 'ancestor_of') return { value: snapshot.rootId }
+    // ancestor_of=root is not documented anywhere; let the CMS answer it.
+    if (raw === 'root') return { forward: 'ancestor_of=root' }
+    return { error: wagtailErrors.positiveInteger(key) }
+  }
+  const id = toPageId(parsed.value)
+  if (id === undefined || !snapshot.byId.has(id)) return { error: missing }
+  return { value: id }
+}
+
+export interface TreeFilters {
+  readonly childOf?: number
+  readonly ancestorOf?: number
+  readonly descendantOf?: number
+}
+
+/** The three tree filters in Wagtail's backend order: child_of, ancestor_of, descendant_of. */
+export function treeFilters(params: QueryParams, snapshot: Snapshot): Step<TreeFilters> {
+  const childOf = pageParam(params, 'child_of', snapshot, wagtailErrors.parentPageMissing)
+  if (!('value' in childOf)) return childOf
+  const ancestorOf = pageParam(params, 'ancestor_of', snapshot, wagtailErrors.ancestorOfMissing)
+  if (!('value' in ancestorOf)) return ancestorOf
+  if (params.has('descendant_of') && childOf.value !== undefined) {
+    return { error: wagtailErrors.descendantOfWithChildOf }
+  }
+  const descendantOf = pageParam(params, 'descendant_of', snapshot, wagtailErrors.descendantOfMissing)
+  if (!('value' in descendantOf)) return descendantOf
+  // Ancestry from parent links is exact only when the tree has no orphans (see Snapshot.treeExact).
+  if (!snapshot.treeExact && (ancestorOf.value !== undefined || descendantOf.value !== undefined)) {
+    return { forward: 'tree has pages whose parent is not visible' }
+  }
+  const value: { -readonly [K in keyof TreeFilters]: TreeFilters[K] } = {}
+  if (childOf.value !== undefined) value.childOf = childOf.value
+  if (ancestorOf.value !== undefined) value.ancestorOf = ancestorOf.value
+  if (descendantOf.value !== undefined) value.descendantOf = descendantOf.value
+  return { value }
+}
+
+/** WagtailPagination: offset first, then limit, then limit against the CMS's maximum (spec §3). */
+export function pagination(params: QueryParams, snapshot: Snapshot): Step<{ offset: number; limit: number }> {
+  const limitMax = snapshot.dialect.limitMax
+  let offset = 0
+  const rawOffset = params.get('offset')
+  if (rawOffset !== undefined) {
+    const parsed = pythonInt(rawOffset)
+    if (!parsed.ok || parsed.value < 0n) return { error: wagtailErrors.positiveInteger('offset') }
+    // Past the end is simply an empty page; no need to keep a bigint around.
+    offset = parsed.value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(parsed.value)
+  }
+  let limit = limitMax ? Math.min(20, limitMax) : 20
+  const rawLimit = params.get('limit')
+  if (rawLimit !== undefined) {
+    const parsed = pythonInt(rawLimit)
+    if (!parsed.ok || parsed.value < 0n) return { error: wagtailErrors.positiveInteger('limit') }
+    if (limitMax && parsed.value > BigInt(limitMax)) return { error: wagtailErrors.limitTooHigh(limitMax) }
+    limit = parsed.value > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(parsed.value)
+  }
+  return { value: { offset, limit } }
+}

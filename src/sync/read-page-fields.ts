@@ -1,0 +1,66 @@
+/**
+ * Reads the fields the index needs out of the CMS's own listing items and details, checking the
+ * shape as it goes: a body that is not what Wagtail sends is refused, never guessed at.
+ * @module
+ */
+import { createError } from '../errors.js'
+import { getMember, getPath, type JsonNode } from '../json/json-spans.js'
+
+function fail(what: string, where: string): never {
+  throw createError('UPSTREAM_BAD_RESPONSE', `${where}: ${what}`)
+}
+
+export function readInteger(node: JsonNode | undefined, what: string, where: string): number {
+  if (node?.kind !== 'number' || !/^-?\d+$/.test(node.raw)) fail(`${what} is not an integer`, where)
+  const value = Number(node.raw)
+  if (!Number.isSafeInteger(value)) fail(`${what} is out of range`, where)
+  return value
+}
+
+function readString(node: JsonNode | undefined, what: string, where: string): string {
+  if (node?.kind !== 'string') fail(`${what} is not a string`, where)
+  return node.value
+}
+
+/** Optional generic fields: Wagtail 8.0's swappable Page model may lack them (spec §5.1). */
+function optionalString(node: JsonNode | undefined): string {
+  return node?.kind === 'string' ? node.value : ''
+}
+
+export interface ListedFields {
+  readonly id: number
+  readonly type: string
+  readonly title: string
+  readonly slug: string
+}
+
+export function readListItem(item: JsonNode, where: string): ListedFields {
+  if (item.kind !== 'object') fail('a listing item is not an object', where)
+  return {
+    id: readInteger(getMember(item, 'id'), 'id', where),
+    type: readString(getPath(item, ['meta', 'type']), 'meta.type', where),
+    title: readString(getMember(item, 'title'), 'title', where),
+    slug: readString(getPath(item, ['meta', 'slug']), 'meta.slug', where),
+  }
+}
+
+export interface DetailFields extends ListedFields {
+  readonly showInMenus: boolean
+  readonly seoTitle: string
+  readonly searchDescription: string
+  readonly parentId: number | null
+}
+
+export function readDetail(root: JsonNode, where: string): DetailFields {
+  if (root.kind !== 'object') fail('the detail is not an object', where)
+  const listed = readListItem(root, where)
+  const parent = getPath(root, ['meta', 'parent'])
+  if (parent === undefined) fail('meta.parent is missing', where)
+  return {
+    ...listed,
+    showInMenus: getPath(root, ['meta', 'show_in_menus'])?.kind === 'true',
+    seoTitle: optionalString(getPath(root, ['meta', 'seo_title'])),
+    searchDescription: optionalString(getPath(root, ['meta', 'search_description'])),
+    parentId: parent.kind === 'null' ? null : readInteger(getMember(parent, 'id'), 'meta.parent.id', where),
+  }
+}

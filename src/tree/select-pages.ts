@@ -1,0 +1,53 @@
+/**
+ * Answers a page selection from the snapshot, in tree order (the CMS's default order, spec §3).
+ * @module
+ */
+import type { PageFilters, PageSelection } from '../query/plan-types.js'
+import type { PageRecord, Snapshot } from './snapshot.js'
+
+function matchesFilters(page: PageRecord, filters: PageFilters): boolean {
+  return (
+    (filters.id === undefined || page.id === filters.id) &&
+    (filters.title === undefined || page.title === filters.title) &&
+    (filters.slug === undefined || page.slug === filters.slug) &&
+    (filters.seoTitle === undefined || page.seoTitle === filters.seoTitle) &&
+    (filters.searchDescription === undefined || page.searchDescription === filters.searchDescription) &&
+    (filters.showInMenus === undefined || page.showInMenus === filters.showInMenus)
+  )
+}
+
+const isWithin = (page: PageRecord, ancestor: PageRecord) => page.order > ancestor.order && page.order < ancestor.subtreeEnd
+
+/** Whether one page passes every part of the selection (the detail view's filter backends). */
+export function matchesSelection(snapshot: Snapshot, page: PageRecord, selection: PageSelection): boolean {
+  if (selection.types !== null && !selection.types.has(page.type)) return false
+  if (!matchesFilters(page, selection.filters)) return false
+  if (selection.childOf !== undefined && page.parentId !== selection.childOf) return false
+  if (selection.descendantOf !== undefined && !isWithin(page, snapshot.byId.get(selection.descendantOf)!)) return false
+  if (selection.ancestorOf !== undefined && !isWithin(snapshot.byId.get(selection.ancestorOf)!, page)) return false
+  return true
+}
+
+/** The smallest tree-ordered candidate list the selection allows, before filtering. */
+function candidates(snapshot: Snapshot, selection: PageSelection): readonly PageRecord[] {
+  if (selection.childOf !== undefined) return snapshot.childrenOf.get(selection.childOf) ?? []
+  if (selection.ancestorOf !== undefined) {
+    const chain: PageRecord[] = []
+    let parentId = snapshot.byId.get(selection.ancestorOf)!.parentId
+    while (parentId !== null) {
+      const parent = snapshot.byId.get(parentId)!
+      chain.push(parent)
+      parentId = parent.parentId
+    }
+    return chain.reverse()
+  }
+  if (selection.descendantOf !== undefined) {
+    const ancestor = snapshot.byId.get(selection.descendantOf)!
+    return snapshot.pages.slice(ancestor.order + 1, ancestor.subtreeEnd)
+  }
+  return snapshot.pages
+}
+
+export function selectPages(snapshot: Snapshot, selection: PageSelection): readonly PageRecord[] {
+  return candidates(snapshot, selection).filter((page) => matchesSelection(snapshot, page, selection))
+}

@@ -1,0 +1,66 @@
+/**
+ * The immutable snapshot of the CMS's page tree that every index-served answer is read from.
+ *
+ * A snapshot is built once per sync (see `build-snapshot.ts`) and swapped in atomically; nothing
+ * mutates it afterwards, so a request that holds a reference sees one consistent moment of the CMS.
+ * @module
+ */
+
+/** What the CMS taught us about itself at sync time (spec §2–§4: answers that differ by version). */
+export interface Dialect {
+  /** `WAGTAILAPI_LIMIT_MAX`: the largest `limit` the CMS accepts, or `null` when it has none. */
+  readonly limitMax: number | null
+  /** Wagtail 5.2+ ignores `type=` (empty); 4.1–5.1 answer 400 "type doesn't exist". */
+  readonly emptyTypeIgnored: boolean
+  /** Wagtail 7.1+ keeps the other query parameters on find's redirect and always appends `?`. */
+  readonly findKeepsQuery: boolean
+}
+
+/** One page as the index needs it, with its pre-rendered bytes. */
+export interface PageRecord {
+  readonly id: number
+  /** `app_label.ModelName`, exactly as the CMS writes it in `meta.type`. */
+  readonly type: string
+  readonly title: string
+  readonly slug: string
+  readonly showInMenus: boolean
+  readonly seoTitle: string
+  readonly searchDescription: string
+  /** The parent's id, or `null` for the site root (and for a page whose parent is not visible). */
+  readonly parentId: number | null
+  /** Position in tree order (the CMS's default listing order), 0-based. */
+  readonly order: number
+  /** Exclusive end of this page's subtree in tree order: descendants are `pages[order + 1 .. subtreeEnd)`. */
+  readonly subtreeEnd: number
+  /** The CMS's own listing item, `detail_url`s rewritten, formatted for depth 2 of a list envelope. */
+  readonly listItem: string
+  /** The CMS's own detail body, `detail_url`s rewritten. */
+  readonly detail: Buffer
+}
+
+export interface Snapshot {
+  /** Increases by one with every swap; part of every rendered-list cache key. */
+  readonly version: number
+  /** When the sync that produced it finished (ms since epoch, from the injected clock). */
+  readonly syncedAt: number
+  /** A digest of every rendered byte: equal fingerprints mean nothing a client can see changed. */
+  readonly fingerprint: string
+  /** Every visible page, in tree order. */
+  readonly pages: readonly PageRecord[]
+  readonly byId: ReadonlyMap<number, PageRecord>
+  /** Direct children of each page, in tree order (absent key = no children). */
+  readonly childrenOf: ReadonlyMap<number, readonly PageRecord[]>
+  /** The site root: the first page in tree order; its parent is `null`. */
+  readonly rootId: number
+  /** Slug path below the site root (`"a/b"`; the root itself is `""`) → page id, for `find/?html_path=`. */
+  readonly byPath: ReadonlyMap<string, number>
+  /** Lower-cased `app_label.modelname` → the canonical type name seen in the tree. */
+  readonly types: ReadonlyMap<string, string>
+  /**
+   * True when parent links alone describe the tree exactly: one root, and the listing order is a
+   * pre-order walk of the parent links. When false (a live page under an unpublished parent makes
+   * an orphan whose path we cannot see), `descendant_of` and `ancestor_of` are read through.
+   */
+  readonly treeExact: boolean
+  readonly dialect: Dialect
+}

@@ -1,0 +1,283 @@
+/**
+ * The one way cms-shield talks HTTP to the CMS: GET only, over an undici Pool, with a deadline
+ * per attempt, a body cap, retries with jittered backoff, and errors from the catalogue.
+ *
+ * Nothing from a client request ever reaches the CMS through here: the only request headers are
+ * `accept` and `user-agent`. Wagtail varies answers by session and Basic auth (spec §6.2), so a
+ * forwarded Cookie or Authorization would put one user's view into everyone's cache.
+ * @module
+ */
+
+import { setTimeout as delay } from 'node:timers/promises'
+import { Pool, type Dispatcher } from 'undici'
+import { createError, isProxyError } from '../errors.js'
+import { backoffDelay, isRetryableError, statusRetryDelay } from './retry-policy.js'
+
+export type ResponseHeaders = Record<string, string | string[] | undefined>
+
+export interface UpstreamResponse {
+  readonly status: number
+  readonly headers: ResponseHeaders
+  /** Media type only, lower-cased, without parameters (`application/json`); `''` when absent. */
+  readonly contentType: string
+  readonly body: Buffer
+  /** The body decoded as UTF-8 (decoded once, on first call). */
+  text(): string
+}
+
+/** A JSON answer, checked for content type and syntax but left unparsed for a lossless parser. */
+export interface JsonResponse {
+  readonly status: number
+  readonly headers: ResponseHeaders
+  readonly body: Buffer
+  readonly text: string
+}
+
+export interface GetOptions {
+  /** Aborting stops at once, retries and backoff included; the promise rejects with `signal.reason`. */
+  signal?: AbortSignal
+  /** Defaults to `application/json`. */
+  accept?: string
+}
+
+export interface GetJsonOptions {
+  signal?: AbortSignal
+  /** Shape guard run on a 2xx body (with a throwaway `JSON.parse`); failing → UPSTREAM_BAD_RESPONSE. */
+  expect?: (value: unknown) => boolean
+}
+
+export interface HttpLogger {
+  debug(fields: object, message: string): void
+  warn(fields: object, message: string): void
+}
+
+export interface HttpClientOptions {
+  /** CMS base URL (origin plus optional path prefix); request paths are appended to it. */
+  baseUrl: string
+  /** Injected transport (tests: MockAgent); without it the client creates and owns a Pool. */
+  dispatcher?: Dispatcher
+  connections: number
+  /** Deadline of one attempt, from sending the request to the last body byte. */
+  timeoutMs: number
+  /** Extra attempts after the first (0 = never retry). */
+  retries: number
+  maxBodyBytes: number
+  logger?: HttpLogger
+  random?: () => number
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>
+  /** Clock for HTTP-date `Retry-After` values. */
+  now?: () => number
+  userAgent?: string
+}
+
+export interface HttpClient {
+  /** The base URL requests go to, without trailing slash. */
+  readonly baseUrl: string
+  /**
+   * GETs `pathAndQuery` (starting with `/`, appended to the base URL's path). Returns every
+   * status as a response, redirects included (they are not followed); throws UPSTREAM_TIMEOUT,
+   * UPSTREAM_UNAVAILABLE or UPSTREAM_BODY_TOO_LARGE when there is no complete response.
+   */
+  get(pathAndQuery: string, options?: GetOptions): Promise<UpstreamResponse>
+  /** `get` with `accept: application/json`, then `checkJson` on the response. */
+  getJson(pathAndQuery: string, options?: GetJsonOptions): Promise<JsonResponse>
+  /** Closes the Pool if this client created it; an injected dispatcher belongs to its owner. */
+  close(): Promise<void>
+}
+
+// A function, not an inline test: TypeScript would keep `signal.aborted` narrowed across awaits.
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true
+const silentLogger: HttpLogger = { debug() {}, warn() {} }
+const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal })
+
+/** undici errors that are our bugs (a bad path or option), not the CMS's state: never retried. */
+const PROGRAMMING_ERRORS: ReadonlySet<string> = new Set(['UND_ERR_INVALID_ARG', 'UND_ERR_NOT_SUPPORTED'])
+const TIMEOUT_ERRORS: ReadonlySet<string> = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT'])
+
+type Attempt = { kind: 'response'; response: UpstreamResponse } | { kind: 'retry'; delayMs: number; status: number }
+
+/**
+ * @example
+ * const http = createHttpClient({ baseUrl: config.upstreamUrl, connections: 16, timeoutMs: 10_000, retries: 2, maxBodyBytes: 64 << 20 })
+ * const { status, text } = await http.getJson('/api/v1/cms/pages/?limit=250')
+ */
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const base = new URL(options.baseUrl)
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  const prefix = base.pathname.replace(/\/+$/, '')
+  const { timeoutMs, retries, maxBodyBytes } = options
+  const logger = options.logger ?? silentLogger
+  const random = options.random ?? Math.random
+  const sleep = options.sleep ?? defaultSleep
+  const now = options.now ?? Date.now
+  const userAgent = options.userAgent ?? 'cms-shield'
+  const ownsDispatcher = options.dispatcher === undefined
+  const dispatcher = options.dispatcher ?? new Pool(base.origin, {
+    connections: options.connections,
+    // No pipelining: one slow detail must not hold the answers queued behind it.
+    pipelining: 1,
+    connectTimeout: timeoutMs,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  })
+  let closing: Promise<void> | undefined
+
+  async function attemptOnce(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
+    // undici's headersTimeout/bodyTimeout measure idle gaps, not the whole transfer; a CMS that
+    // trickles a byte a second would never trip them. This controller is the real deadline.
+    const controller = new AbortController()
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      controller.abort(new Error('deadline'))
+    }, timeoutMs)
+    const forwardAbort = (): void => controller.abort(signal?.reason)
+    signal?.addEventListener('abort', forwardAbort, { once: true })
+    try {
+      const response = await dispatcher.request({
+        origin: base.origin,
+        path,
+        method: 'GET',
+        headers: { accept, 'user-agent': userAgent },
+        signal: controller.signal,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      })
+      const { statusCode: status, headers } = response
+      const delayMs = retryIndex === undefined ? undefined : statusRetryDelay(status, headers['retry-after'], retryIndex, random, now)
+      if (delayMs !== undefined) {
+        // Drain a little so the connection can be reused; a big error page just gets the socket closed.
+        await response.body.dump({ limit: 64 * 1024 })
+        return { kind: 'retry', delayMs, status }
+      }
+      const body = await readCapped(response, maxBodyBytes, path)
+      return { kind: 'response', response: toUpstreamResponse(status, headers, body) }
+    } catch (error) {
+      if (isAborted(signal)) throw signal?.reason
+      if (timedOut) {
+        throw createError('UPSTREAM_TIMEOUT', `GET ${path}: no complete answer within ${timeoutMs}ms`, { cause: error, details: { path } })
+      }
+      throw classify(error, path)
+    } finally {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', forwardAbort)
+    }
+  }
+
+  async function get(pathAndQuery: string, getOptions: GetOptions = {}): Promise<UpstreamResponse> {
+    if (!pathAndQuery.startsWith('/')) throw new TypeError(`upstream path must start with "/", got ${JSON.stringify(pathAndQuery)}`)
+    const path = prefix + pathAndQuery
+    const { signal, accept = 'application/json' } = getOptions
+    for (let attempt = 0; ; attempt++) {
+      if (isAborted(signal)) throw signal?.reason
+      const retryIndex = attempt < retries ? attempt : undefined
+      let delayMs: number
+      let reason: unknown
+      try {
+        const outcome = await attemptOnce(path, accept, signal, retryIndex)
+        if (outcome.kind === 'response') return outcome.response
+        delayMs = outcome.delayMs
+        reason = outcome.status
+      } catch (error) {
+        const retryable = isRetryableError(error)
+        if (isAborted(signal) || !retryable || retryIndex === undefined) {
+          if (retryable && attempt > 0) logger.warn({ path, attempts: attempt + 1, err: error }, 'CMS request failed after retries')
+          throw error
+        }
+        delayMs = backoffDelay(retryIndex, random)
+        reason = isProxyError(error) ? error.code : 'error'
+      }
+      logger.debug({ path, attempt: attempt + 1, delayMs, reason }, 'retrying CMS request')
+      try {
+        await sleep(delayMs, signal)
+      } catch (error) {
+        if (isAborted(signal)) throw signal?.reason
+        throw error
+      }
+    }
+  }
+
+  return {
+    baseUrl,
+    get,
+    async getJson(pathAndQuery, jsonOptions = {}) {
+      const response = await get(pathAndQuery, { signal: jsonOptions.signal, accept: 'application/json' })
+      return checkJson(response, prefix + pathAndQuery, jsonOptions.expect)
+    },
+    close() {
+      if (!ownsDispatcher) return Promise.resolve()
+      closing ??= dispatcher.close()
+      return closing
+    },
+  }
+}
+
+/** Reads the body, refusing more than `maxBytes`: by Content-Length first, then by counting. */
+async function readCapped(response: Dispatcher.ResponseData, maxBytes: number, path: string): Promise<Buffer> {
+  const tooLarge = (): Error =>
+    createError('UPSTREAM_BODY_TOO_LARGE', `GET ${path}: body exceeds ${maxBytes} bytes`, { details: { path, maxBytes } })
+  const declared = Number(response.headers['content-length'])
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    response.body.destroy()
+    throw tooLarge()
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > maxBytes) {
+      // Destroying the stream aborts the transfer (and drops the socket) instead of downloading the rest.
+      response.body.destroy()
+      throw tooLarge()
+    }
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks, size)
+}
+
+function toUpstreamResponse(status: number, headers: ResponseHeaders, body: Buffer): UpstreamResponse {
+  const contentType = String(headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
+  let text: string | undefined
+  return { status, headers, contentType, body, text: () => (text ??= body.toString('utf8')) }
+}
+
+function classify(error: unknown, path: string): unknown {
+  if (isProxyError(error)) return error
+  const code = (error as { code?: unknown } | null)?.code
+  if (typeof code === 'string' && PROGRAMMING_ERRORS.has(code)) return error
+  const message = error instanceof Error ? error.message : String(error)
+  if (typeof code === 'string' && TIMEOUT_ERRORS.has(code)) {
+    return createError('UPSTREAM_TIMEOUT', `GET ${path}: ${message}`, { cause: error, details: { path } })
+  }
+  // Refused, reset, DNS, TLS, socket closed mid-body: the CMS is not reachable right now.
+  return createError('UPSTREAM_UNAVAILABLE', `GET ${path}: ${message}`, { cause: error, details: { path } })
+}
+
+/**
+ * Checks that a response is usable JSON without keeping the parse: the caller re-parses with a
+ * lossless parser (Wagtail ids and numbers must survive beyond 2^53, spec §6.1).
+ *
+ * Non-JSON from a non-2xx status is reported as UPSTREAM_BAD_STATUS (a proxy's HTML error page
+ * is a status problem, not a body problem); JSON of any status is returned for the caller to judge.
+ */
+export function checkJson(response: UpstreamResponse, path: string, expect?: (value: unknown) => boolean): JsonResponse {
+  const { status, headers, body, contentType } = response
+  const ok = status >= 200 && status < 300
+  if (contentType !== 'application/json') {
+    const code = ok ? 'UPSTREAM_BAD_RESPONSE' : 'UPSTREAM_BAD_STATUS'
+    throw createError(code, `GET ${path}: status ${status} with content type ${JSON.stringify(contentType)}, expected application/json`, {
+      details: { path, status, contentType },
+    })
+  }
+  const text = response.text()
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (error) {
+    throw createError('UPSTREAM_BAD_RESPONSE', `GET ${path}: malformed JSON (status ${status})`, { cause: error, details: { path, status } })
+  }
+  if (ok && expect !== undefined && !expect(value)) {
+    throw createError('UPSTREAM_BAD_RESPONSE', `GET ${path}: JSON not of the expected shape`, { details: { path, status } })
+  }
+  return { status, headers, body, text }
+}

@@ -1,0 +1,133 @@
+/**
+ * Public types of the fake Wagtail origin used by integration tests, the demo and benchmarks.
+ *
+ * The fake answers `GET|HEAD|OPTIONS /api/v1/cms/pages/…` the way Wagtail 7.4.3 does (see
+ * `wagtail-api-v2.md` and the probe transcripts in `wagtail-probes.txt`), over a tree the test gives it.
+ * @module
+ */
+
+/** One page of the fake CMS. Sibling order is the order of the pages in the array the fake holds. */
+export interface FakePage {
+  id: number
+  /** `app_label.ModelName`, e.g. `'cms.GenericPage'`. */
+  type: string
+  title: string
+  slug: string
+  /** `null` only for the site root. */
+  parentId: number | null
+  showInMenus: boolean
+  seoTitle: string
+  searchDescription: string
+  /** Already formatted like Wagtail: `'2024-05-06T07:08:09.123456Z'`, or `'…Z'` without micros (spec §5.3). */
+  firstPublishedAt: string | null
+  /** Default true; a non-live page is invisible everywhere (like a draft) but its live children stay visible. */
+  live?: boolean
+  aliasOf?: number | null
+  /**
+   * `html_url` override for the DETAIL view only (a RedirectPage's detail shows the external address; its
+   * untyped listing item shows the on-site address). Also used by a listing filtered to exactly one type,
+   * because Wagtail then serialises the specific model (spec §2 `get_queryset`).
+   */
+  detailHtmlUrl?: string
+  /** Type-specific detail fields, emitted after title in detail bodies, in insertion order; may hold nested objects. */
+  extra?: Record<string, unknown>
+}
+
+/** Behaviour switches that differ by Wagtail version (spec §10). */
+export type WagtailVersion = '7.4' | '7.0' | '5.1'
+
+export interface FakeWagtailOptions {
+  pages: FakePage[]
+  /** Site `root_url` used in `html_url` and `detail_url`; default `'http://localhost'` — deliberately NOT the server's own address. */
+  siteUrl?: string
+  /** `WAGTAILAPI_BASE_URL`: if set, `detail_url` uses its scheme+host instead of `siteUrl`. */
+  apiBaseUrl?: string
+  /** `WAGTAILAPI_LIMIT_MAX`, default 250 (the seed shows `limit=250` accepted); `null` (or 0) = no maximum. */
+  limitMax?: number | null
+  /** Default `'7.4'`. */
+  version?: WagtailVersion
+  /** Delay before every answer, in milliseconds. */
+  latencyMs?: number
+  /** Port to listen on (default 0 = any free port); the host is always 127.0.0.1. */
+  port?: number
+  /** Record every request in `requests` (default true; benchmarks may turn it off to save memory). */
+  recordRequests?: boolean
+}
+
+export type RequestKind = 'list' | 'detail' | 'find' | 'other'
+
+export interface HitCounters {
+  total: number
+  list: number
+  detail: number
+  find: number
+  other: number
+}
+
+export interface RecordedRequest {
+  method: string
+  /** The request target as received (path and query string). */
+  url: string
+  /** Lower-cased header names, as Node parses them. */
+  headers: Record<string, string | string[] | undefined>
+  kind: RequestKind
+}
+
+export interface FaultContext {
+  method: string
+  /** The request path without the query string, as received (not percent-decoded). */
+  path: string
+  query: URLSearchParams
+  kind: RequestKind
+  /** The page id of a detail request (absent when it is not a safe integer). */
+  id?: number
+  /** 1-based number of this request among all requests since start (or the last `resetHits()`). */
+  hitNumber: number
+}
+
+export type Fault =
+  /** e.g. a 500 HTML page or a 503; body defaults to Django's 500 page, content type to `text/html; charset=utf-8`. */
+  | { type: 'status'; status: number; body?: string; contentType?: string }
+  /** Never answer; the socket stays open until `close()`. */
+  | { type: 'hang' }
+  /** Destroy the socket without a response. */
+  | { type: 'reset' }
+  /** 200, `application/json`, the real body truncated (Content-Length matches the truncated bytes). */
+  | { type: 'malformed-json' }
+  /** 200 with a `text/html` body. */
+  | { type: 'wrong-content-type' }
+  /** The real answer, its body written `bytesPerChunk` bytes every `intervalMs`. */
+  | { type: 'trickle'; bytesPerChunk: number; intervalMs: number }
+  /** 200 `application/json` body of exactly that many bytes (one valid JSON string). */
+  | { type: 'oversize'; bytes: number }
+  /** Arbitrary JSON answer with the API's headers (tests build duplicate ids, total_count drift, …). */
+  | { type: 'json'; status: number; body: unknown }
+
+export interface FakeWagtail {
+  /** `'http://127.0.0.1:<port>'` */
+  readonly url: string
+  /** Live counters (the same object is updated in place). */
+  readonly hits: HitCounters
+  /** Zeroes the counters and forgets the recorded requests. */
+  resetHits(): void
+  /** Every request since start (or the last `resetHits()`). */
+  readonly requests: RecordedRequest[]
+  setLatency(ms: number): void
+  /** Replaces the whole tree. */
+  setPages(pages: FakePage[]): void
+  updatePage(id: number, patch: Partial<FakePage>): void
+  /** Appended to its parent's children unless `after` names a sibling id. */
+  addPage(page: FakePage, options?: { after?: number }): void
+  /** Removes the page and its subtree. */
+  removePage(id: number): void
+  /** Re-parents the page (with its subtree) as the last child of `newParentId`. */
+  movePage(id: number, newParentId: number): void
+  /** Copies of the current pages, in stored (sibling) order. */
+  pages(): FakePage[]
+  /** Fault injection: called for every request before it is answered; return a fault to apply, or undefined. */
+  setFault(fn: ((req: FaultContext) => Fault | undefined) | undefined): void
+  /** Called for every request before the answer is computed (tests mutate the tree mid-sync here). */
+  onRequest(fn: ((req: FaultContext) => void) | undefined): void
+  /** Stops listening and destroys every open socket (hanging ones included). */
+  close(): Promise<void>
+}
