@@ -1,0 +1,67 @@
+/**
+ * Starts a fake Wagtail origin and a cms-shield app in front of it, for integration tests.
+ */
+import type { FastifyInstance } from 'fastify'
+import { buildApp, type AppDependencies } from '../../src/app.js'
+import { loadConfig } from '../../src/config/load-config.js'
+import { generateSite, startFakeWagtail, type FakeWagtail, type FakeWagtailOptions } from '../fake-wagtail/index.js'
+
+export const BASE_URL = 'https://shield.example'
+
+export interface Harness {
+  readonly origin: FakeWagtail
+  readonly app: FastifyInstance
+  /** A GET through `inject`, returning status, headers and the body as text. */
+  get(url: string, headers?: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: string }>
+  /** The same request straight to the origin, for byte-for-byte comparisons. */
+  origin_get(url: string, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; body: string }>
+  close(): Promise<void>
+}
+
+export interface HarnessOptions {
+  readonly origin?: Partial<FakeWagtailOptions>
+  readonly env?: Record<string, string>
+  readonly deps?: AppDependencies
+  /** Wait for the first sync (default true). */
+  readonly synced?: boolean
+}
+
+export async function startShield(options: HarnessOptions = {}): Promise<Harness> {
+  const origin = await startFakeWagtail({ pages: generateSite(), ...options.origin })
+  const config = loadConfig({
+    UPSTREAM_URL: origin.url,
+    BASE_URL,
+    LOG_LEVEL: 'silent',
+    SYNC_INTERVAL: '1h',
+    UPSTREAM_TIMEOUT: '2s',
+    UPSTREAM_RETRIES: '0',
+    ...options.env,
+  })
+  const app = await buildApp(config, { autoSync: false, logger: false, ...options.deps })
+  await app.ready()
+  if (options.synced ?? true) {
+    const result = await app.shield.sync.syncNow()
+    if (!result.ok) throw result.error
+  }
+  return {
+    origin,
+    app,
+    async get(url, headers = {}) {
+      const response = await app.inject({ method: 'GET', url, headers })
+      return { status: response.statusCode, headers: response.headers, body: response.body }
+    },
+    async origin_get(url, headers = {}) {
+      const response = await fetch(origin.url + url, { headers, redirect: 'manual' })
+      return { status: response.status, headers: response.headers, body: await response.text() }
+    },
+    async close() {
+      await app.close()
+      await origin.close()
+    },
+  }
+}
+
+/** What the CMS's body becomes once its detail_urls point at cms-shield. */
+export function asServedByShield(originBody: string): string {
+  return originBody.replaceAll('http://localhost/api/v1/cms/', `${BASE_URL}/api/v1/cms/`)
+}
