@@ -2,8 +2,8 @@
  * DRF's `initial()` steps that run before the view (spec §1.1): content negotiation (`?format=`, `Accept`)
  * and authentication (Session + Basic).
  *
- * The fake has no Browsable API: `format=api` and `Accept: text/html` are accepted but answered with JSON,
- * as the seed observed for `format=api` ("keeps Content-Type application/json").
+ * The fake has no Browsable API: where DRF would pick it (`format=api`, `Accept: text/html`) the fake
+ * still answers JSON, as the seed observed for `format=api` ("keeps Content-Type application/json").
  * @module
  */
 import { ApiError } from './api-errors.js'
@@ -59,7 +59,7 @@ const HTML_RENDERER = parseMediaType('text/html')
 
 export interface Negotiated {
   /** Output indent: 4 by default, `Accept: application/json; indent=N` clamps N to 0..8, 0 = compact. */
-  readonly indent: number | undefined
+  readonly indent: number
 }
 
 /**
@@ -70,8 +70,10 @@ export function negotiate(query: QueryDict, acceptHeader: string | undefined): N
   let renderers = [JSON_RENDERER, HTML_RENDERER]
   const format = query.get('format')
   if (format) {
-    if (format !== 'json' && format !== 'api') throw new ApiError(404, { message: '' })
-    renderers = [JSON_RENDERER]
+    // DRF keeps the renderers of that format: `json` → JSONRenderer, `api` → the (text/html) browsable one.
+    if (format === 'json') renderers = [JSON_RENDERER]
+    else if (format === 'api') renderers = [HTML_RENDERER]
+    else throw new ApiError(404, { message: '' })
   }
   const accepts = (acceptHeader ?? '*/*').split(',').map((token) => parseMediaType(token.trim()))
   for (let level = 3; level >= 0; level--) {
@@ -86,12 +88,11 @@ export function negotiate(query: QueryDict, acceptHeader: string | undefined): N
 }
 
 /** `JSONRenderer.get_indent`: `indent` param as Python `int`, clamped to 0..8, 0 → compact; else 4. */
-function indentFrom(accepted: MediaType): number | undefined {
+function indentFrom(accepted: MediaType): number {
   const raw = accepted.params.get('indent')
   const parsed = raw === undefined ? undefined : parsePyInt(raw)
   if (parsed === undefined) return DEFAULT_INDENT
-  const clamped = parsed < 0n ? 0 : parsed > 8n ? 8 : Number(parsed)
-  return clamped === 0 ? undefined : clamped
+  return parsed < 0n ? 0 : parsed > 8n ? 8 : Number(parsed)
 }
 
 /**

@@ -7,8 +7,12 @@
  */
 import type { FakePage } from './types.js'
 
-/** How a type-specific field filters (spec §2 FieldsFilter: booleans, integers, everything else exact). */
-export type FieldKind = 'boolean' | 'integer' | 'other'
+/**
+ * How a type-specific field filters (spec §2 FieldsFilter): booleans and integers are converted (400 on
+ * bad input), dates are parsed by Django (500 on bad input, verified `date=notadate`), the rest is exact.
+ * Inferred from the first non-null value seen.
+ */
+export type FieldKind = 'boolean' | 'integer' | 'date' | 'other'
 
 export interface PageModel {
   /** `app_label.ModelName` as pages carry it. */
@@ -33,6 +37,7 @@ function kindOf(value: unknown): FieldKind | undefined {
   if (typeof value === 'boolean') return 'boolean'
   if (typeof value === 'number' && Number.isInteger(value)) return 'integer'
   if (value === null || value === undefined) return undefined
+  if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(value)) return 'date'
   return 'other'
 }
 
@@ -48,6 +53,8 @@ function modelKey(appLabel: string, modelName: string): string {
 
 export class PageModelRegistry {
   private readonly models = new Map<string, PageModel>([[modelKey('wagtailcore', 'Page'), BASE_PAGE_MODEL]])
+  /** Exact `type` string → model, so per-page lookups skip the parsing. */
+  private readonly byTypeString = new Map<string, PageModel>()
 
   observe(page: FakePage): void {
     const [appLabel, objectName] = splitType(page.type)
@@ -57,17 +64,21 @@ export class PageModelRegistry {
       model = { name: page.type, objectName, fields: [], kinds: new Map() }
       this.models.set(key, model)
     }
-    for (const [field, value] of Object.entries(page.extra ?? {})) {
+    this.byTypeString.set(page.type, model)
+    const extra = page.extra
+    if (!extra) return
+    for (const field of Object.keys(extra)) {
       if (GENERIC_FIELDS.has(field)) continue
       if (!model.fields.includes(field)) model.fields.push(field)
-      const kind = kindOf(value)
-      if (kind && !model.kinds.has(field)) model.kinds.set(field, kind)
+      if (model.kinds.has(field)) continue
+      const kind = kindOf(extra[field])
+      if (kind) model.kinds.set(field, kind)
     }
   }
 
   /** The model of a page's `type`, as registered by `observe`. */
   ofPage(page: FakePage): PageModel {
-    return this.models.get(modelKey(...splitType(page.type))) ?? BASE_PAGE_MODEL
+    return this.byTypeString.get(page.type) ?? this.models.get(modelKey(...splitType(page.type))) ?? BASE_PAGE_MODEL
   }
 
   /**

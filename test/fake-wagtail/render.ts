@@ -10,11 +10,10 @@ export const DEFAULT_INDENT = 4
 /**
  * DRF JSON bytes: `json.dumps(…, indent=N, ensure_ascii=False)` equals `JSON.stringify(v, null, N)` for
  * strings/ints/bools/null, except that DRF escapes U+2028/U+2029 (verified: `"Intro \u2028 line"`).
- * `indent` `undefined`/0 gives DRF's compact form (`indent=0` in the Accept header, spec §6.1).
- * No trailing newline.
+ * `indent` 0 gives DRF's compact form (`indent=0` in the Accept header, spec §6.1). No trailing newline.
  */
-export function drfJson(value: unknown, indent: number | undefined = DEFAULT_INDENT): string {
-  const text = indent ? JSON.stringify(value, null, indent) : JSON.stringify(value)
+export function drfJson(value: unknown, indent: number = DEFAULT_INDENT): string {
+  const text = indent > 0 ? JSON.stringify(value, null, indent) : JSON.stringify(value)
   return escapeLineSeparators(text)
 }
 

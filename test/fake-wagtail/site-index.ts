@@ -22,6 +22,8 @@ export interface PageNode {
   /** `html_url` on the site (spec §5.3: root_url + url path, trailing slash). */
   readonly htmlUrl: string
   readonly detailUrl: string
+  /** Slug path below the site root, with slashes: `/` for the root, `/a/b/` below. */
+  readonly urlPath: string
   /** `first_published_at` as µs since epoch, for ordering and filtering. */
   readonly publishedMicros: number | null
 }
@@ -53,8 +55,11 @@ export function timestampMicros(text: string | null): number | null {
   return ms * 1000 + Number((match[2] ?? '').padEnd(6, '0'))
 }
 
+const SAFE_PATH = /^[A-Za-z0-9\-._~/]*$/
+
 /** Django's `reverse()` quoting of a URL path (RFC 3986 sub-delims and `/~:@` stay raw). */
 function quotePath(path: string): string {
+  if (SAFE_PATH.test(path)) return path
   return encodeURIComponent(path).replace(/%(24|26|2B|2C|3B|3D|2F|3A|40)/g, (escaped) =>
     decodeURIComponent(escaped),
   )
@@ -68,43 +73,26 @@ export function buildSiteIndex(pages: readonly FakePage[], models: PageModelRegi
       rootPage ??= page
       continue
     }
-    let siblings = childrenOf.get(page.parentId)
-    if (!siblings) childrenOf.set(page.parentId, (siblings = []))
-    siblings.push(page)
+    const siblings = childrenOf.get(page.parentId)
+    if (siblings) siblings.push(page)
+    else childrenOf.set(page.parentId, [page])
   }
 
   const byId = new Map<number, PageNode>()
   const ordered: PageNode[] = []
   if (rootPage) {
-    const makeNode = (page: FakePage, parent: PageNode | null, urlPath: string): PageNode => ({
-      page,
-      id: page.id,
-      model: models.ofPage(page),
-      parent,
-      children: [],
-      live: page.live !== false,
-      pre: 0,
-      end: 0,
-      htmlUrl: urls.siteUrl + quotePath(urlPath),
-      detailUrl: `${urls.detailBase}/api/v1/cms/pages/${page.id}/`,
-      publishedMicros: timestampMicros(page.firstPublishedAt),
-    })
     // Iterative depth-first pre-order: deep trees must not overflow the call stack.
-    const stack: Array<{ node: PageNode; path: string }> = [{ node: makeNode(rootPage, null, '/'), path: '/' }]
+    const stack: PageNode[] = [new PageNodeImpl(rootPage, null, '/', models, urls)]
     while (stack.length > 0) {
-      const { node, path } = stack.pop() as { node: PageNode; path: string }
-      if (byId.has(node.id)) continue // a cycle or duplicate id: keep the first occurrence
+      const node = stack.pop() as PageNodeImpl
+      if (byId.has(node.id)) continue // duplicate id: keep the first occurrence
       node.pre = ordered.length
       ordered.push(node)
       byId.set(node.id, node)
-      const kids = childrenOf.get(node.id) ?? []
-      const childEntries = kids.map((page) => {
-        const childPath = `${path}${page.slug}/`
-        const child = makeNode(page, node, childPath)
-        node.children.push(child)
-        return { node: child, path: childPath }
-      })
-      for (let i = childEntries.length - 1; i >= 0; i--) stack.push(childEntries[i] as { node: PageNode; path: string })
+      const kids = childrenOf.get(node.id)
+      if (!kids) continue
+      for (const page of kids) node.children.push(new PageNodeImpl(page, node, `${node.urlPath}${page.slug}/`, models, urls))
+      for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i] as PageNode)
     }
     // Subtree sizes bottom-up (reverse pre-order visits children before parents).
     const size = new Array<number>(ordered.length).fill(1)
@@ -119,6 +107,47 @@ export function buildSiteIndex(pages: readonly FakePage[], models: PageModelRegi
   const visiblePosition = new Map<number, number>()
   visible.forEach((node, i) => visiblePosition.set(node.id, i))
   return { root: ordered[0], byId, visible, visiblePosition }
+}
+
+class PageNodeImpl implements PageNode {
+  readonly id: number
+  readonly model: PageModel
+  readonly children: PageNode[] = []
+  readonly live: boolean
+  pre = 0
+  end = 0
+  // Derived strings are built on first use: a listing serialises 250 of 100,000 pages.
+  private html: string | undefined
+  private detail: string | undefined
+  private micros: number | null | undefined
+
+  constructor(
+    readonly page: FakePage,
+    readonly parent: PageNode | null,
+    readonly urlPath: string,
+    models: PageModelRegistry,
+    private readonly urls: SiteUrls,
+  ) {
+    this.id = page.id
+    this.model = models.ofPage(page)
+    this.live = page.live !== false
+  }
+
+  get htmlUrl(): string {
+    this.html ??= this.urls.siteUrl + quotePath(this.urlPath)
+    return this.html
+  }
+
+  get detailUrl(): string {
+    this.detail ??= `${this.urls.detailBase}/api/v1/cms/pages/${this.id}/`
+    return this.detail
+  }
+
+  /** Parsed on first use: only ordering and filtering need it. */
+  get publishedMicros(): number | null {
+    if (this.micros === undefined) this.micros = timestampMicros(this.page.firstPublishedAt)
+    return this.micros
+  }
 }
 
 /** Live descendants of `node` in tree order (a contiguous run of `visible`). */

@@ -18,7 +18,10 @@ export interface FakePage {
   showInMenus: boolean
   seoTitle: string
   searchDescription: string
-  /** Already formatted like Wagtail: `'2024-05-06T07:08:09.123456Z'`, or `'…Z'` without micros (spec §5.3). */
+  /**
+   * Already formatted like Wagtail (spec §5.3): `'2024-05-06T07:08:09.123456Z'`, `'…Z'` without micros, or
+   * with a numeric offset (`'…+02:00'`) for a non-UTC `TIME_ZONE`.
+   */
   firstPublishedAt: string | null
   /** Default true; a non-live page is invisible everywhere (like a draft) but its live children stay visible. */
   live?: boolean

@@ -1,0 +1,156 @@
+/**
+ * A fake Wagtail origin over real HTTP (`node:http`, no framework) for integration tests, the demo and
+ * benchmarks. It answers like Wagtail 7.4.3's pages API (see `pages-api.ts`), counts and records every
+ * request, can be mutated while running, and can inject faults.
+ * @module
+ */
+import { createServer } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Socket } from 'node:net'
+import { writeAnswer, writeFault } from './faults.js'
+import { answerCall, splitTarget } from './pages-api.js'
+import type { ApiConfig } from './pages-api.js'
+import { PageStore } from './page-store.js'
+import { decodePath, routePath } from './routes.js'
+import type { SiteUrls } from './site-index.js'
+import type {
+  Fault, FaultContext, FakeWagtail, FakeWagtailOptions, HitCounters, RecordedRequest,
+} from './types.js'
+
+const DEFAULT_SITE_URL = 'http://localhost'
+
+/** `get_base_url`: only scheme and netloc of WAGTAILAPI_BASE_URL count (spec §5.3, verified). */
+function schemeAndNetloc(url: string): string {
+  const match = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)/.exec(url)
+  if (!match) throw new Error(`fake-wagtail: not an absolute URL: ${url}`)
+  return `${(match[1] as string).toLowerCase()}://${match[2] as string}`
+}
+
+export function siteUrlsFor(options: Pick<FakeWagtailOptions, 'siteUrl' | 'apiBaseUrl'>): SiteUrls {
+  const siteUrl = (options.siteUrl ?? DEFAULT_SITE_URL).replace(/\/+$/, '')
+  return { siteUrl, detailBase: options.apiBaseUrl ? schemeAndNetloc(options.apiBaseUrl) : siteUrl }
+}
+
+function zeroHits(): HitCounters {
+  return { total: 0, list: 0, detail: 0, find: 0, other: 0 }
+}
+
+export async function startFakeWagtail(options: FakeWagtailOptions): Promise<FakeWagtail> {
+  const urls = siteUrlsFor(options)
+  const store = new PageStore(options.pages, urls)
+  const config: ApiConfig = {
+    store,
+    urls,
+    version: options.version ?? '7.4',
+    limitMax: options.limitMax === undefined ? 250 : options.limitMax,
+  }
+  const record = options.recordRequests ?? true
+  const hits = zeroHits()
+  const requests: RecordedRequest[] = []
+  const sockets = new Set<Socket>()
+  const timers = new Set<NodeJS.Timeout>()
+  let latencyMs = options.latencyMs ?? 0
+  let faultFn: ((req: FaultContext) => Fault | undefined) | undefined
+  let requestHook: ((req: FaultContext) => void) | undefined
+  let closed = false
+
+  const timerRegistry = {
+    setTimeout(fn: () => void, ms: number): void {
+      const timer = setTimeout(() => {
+        timers.delete(timer)
+        fn()
+      }, ms)
+      timers.add(timer)
+    },
+  }
+  const delay = (ms: number): Promise<void> => new Promise((resolve) => timerRegistry.setTimeout(resolve, ms))
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    // A client that goes away mid-answer (trickle, oversize) must not crash the fake.
+    res.on('error', () => undefined)
+    const method = req.method ?? 'GET'
+    const url = req.url ?? '/'
+    const { path, queryString } = splitTarget(url)
+    const route = routePath(decodePath(path))
+    hits.total++
+    hits[route.kind]++
+    if (record) requests.push({ method, url, headers: { ...req.headers }, kind: route.kind })
+    const id = route.idDigits === undefined ? undefined : Number(route.idDigits)
+    const context: FaultContext = {
+      method,
+      path,
+      query: new URLSearchParams(queryString),
+      kind: route.kind,
+      hitNumber: hits.total,
+      ...(id !== undefined && Number.isSafeInteger(id) ? { id } : {}),
+    }
+    requestHook?.(context)
+    const fault = faultFn?.(context)
+    req.resume() // drain any request body; the API never reads it
+    if (latencyMs > 0) await delay(latencyMs)
+    if (closed) return
+    const call = { method, url, headers: req.headers }
+    const real = () => answerCall(call, config)
+    if (fault) writeFault(req, res, fault, real, timerRegistry)
+    else writeAnswer(res, real(), method === 'HEAD')
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      // A bug in the fake must be loud in tests, not a hung request.
+      const body = `fake-wagtail internal error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`
+      if (!res.headersSent) res.writeHead(599, { 'Content-Type': 'text/plain; charset=utf-8' })
+      res.end(body)
+    })
+  })
+  server.on('connection', (socket) => {
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+  })
+  server.on('clientError', (_error, socket) => socket.destroy())
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+  const address = server.address()
+  if (address === null || typeof address === 'string') throw new Error('fake-wagtail: no TCP address')
+
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    hits,
+    requests,
+    resetHits() {
+      Object.assign(hits, zeroHits())
+      requests.length = 0
+    },
+    setLatency(ms) {
+      latencyMs = ms
+    },
+    setPages: (pages) => store.setPages(pages),
+    updatePage: (pageId, patch) => store.updatePage(pageId, patch),
+    addPage: (page, addOptions) => store.addPage(page, addOptions),
+    removePage: (pageId) => store.removePage(pageId),
+    movePage: (pageId, newParentId) => store.movePage(pageId, newParentId),
+    pages: () => store.pages(),
+    setFault(fn) {
+      faultFn = fn
+    },
+    onRequest(fn) {
+      requestHook = fn
+    },
+    close() {
+      if (closed) return Promise.resolve()
+      closed = true
+      for (const timer of timers) clearTimeout(timer)
+      timers.clear()
+      return new Promise<void>((resolve) => {
+        server.close(() => resolve())
+        for (const socket of sockets) socket.destroy()
+      })
+    },
+  }
+}
