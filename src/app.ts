@@ -4,7 +4,7 @@
  * and tests drive it with `inject()` or `listen({ port: 0 })`.
  * @module
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
 import type { Config } from './config/load-config.js'
@@ -51,10 +51,12 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     // One line per request from the onResponse hook below, instead of Fastify's two.
-    disableRequestLogging: true,
-    // Django and Fastify agree: `/pages` and `/pages/` are different routes (the first one 301s).
-    ignoreTrailingSlash: false,
-    maxParamLength: 1000,
+    logController: new LogController({ disableRequestLogging: true }),
+    routerOptions: {
+      // Django and Fastify agree: `/pages` and `/pages/` are different routes (the first one 301s).
+      ignoreTrailingSlash: false,
+      maxParamLength: 1000,
+    },
     return503OnClosing: true,
   })
 

@@ -61,6 +61,7 @@ function listKey(version: number, query: ListQuery): string {
   return JSON.stringify([
     version,
     query.types === null ? null : [...query.types].sort(),
+    query.specific,
     f.id ?? null, f.title ?? null, f.slug ?? null, f.seoTitle ?? null, f.searchDescription ?? null, f.showInMenus ?? null,
     query.childOf ?? null, query.ancestorOf ?? null, query.descendantOf ?? null,
     query.offset, query.limit,
@@ -107,7 +108,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (!body) {
         const matching = selectPages(snapshot, plan.query)
         const { offset, limit } = plan.query
-        body = renderList(matching.length, offset >= matching.length ? [] : matching.slice(offset, offset + limit))
+        const items = offset >= matching.length ? [] : matching.slice(offset, offset + limit)
+        body = renderList(matching.length, items, plan.query.specific)
         rendered.set(key, body)
       }
       return jsonAnswer(200, body)

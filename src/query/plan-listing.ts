@@ -70,6 +70,12 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
 
   return {
     kind: 'index',
-    query: { types: typed.value.types, filters: fields.value.filters, ...tree.value, ...page.value },
+    query: {
+      types: typed.value.types,
+      specific: typed.value.singleModel,
+      filters: fields.value.filters,
+      ...tree.value,
+      ...page.value,
+    },
   }
 }

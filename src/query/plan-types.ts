@@ -27,6 +27,8 @@ export interface PageSelection {
 }
 
 export interface ListQuery extends PageSelection {
+  /** Exactly one concrete model was asked for: Wagtail serialises the specific pages. */
+  readonly specific: boolean
   readonly offset: number
   readonly limit: number
 }

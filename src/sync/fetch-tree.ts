@@ -53,13 +53,14 @@ interface Listed extends ListedFields {
   readonly listItem: string
 }
 
-async function fetchListing(options: FetchTreeOptions): Promise<Listed[]> {
+/** Walks the listing in tree order; `filter` (already encoded, e.g. `type=cms.RedirectPage&`) narrows it. */
+async function fetchListing(options: FetchTreeOptions, filter = ''): Promise<Listed[]> {
   const listed: Listed[] = []
   const seen = new Set<number>()
   const limit = options.pageSize ?? UNLIMITED
   let total: number | undefined
   while (total === undefined || listed.length < total) {
-    const path = `${options.pagesPath}?offset=${listed.length}&limit=${limit}`
+    const path = `${options.pagesPath}?${filter}offset=${listed.length}&limit=${limit}`
     const { text, root } = parseJsonBody(await options.get(path, options.signal), options.rewriteUrl, path)
     const count = readInteger(getMember(getMember(root, 'meta'), 'total_count'), 'meta.total_count', path)
     const items = getMember(root, 'items')
@@ -81,7 +82,13 @@ async function fetchListing(options: FetchTreeOptions): Promise<Listed[]> {
   return listed
 }
 
-async function fetchDetail(options: FetchTreeOptions, listed: Listed): Promise<SyncedPage> {
+interface Fetched {
+  readonly page: SyncedPage
+  /** A type whose specific model shows another `html_url` than the generic listing does. */
+  readonly urlDiffers: boolean
+}
+
+async function fetchDetail(options: FetchTreeOptions, listed: Listed): Promise<Fetched> {
   const path = `${options.pagesPath}${listed.id}/`
   const answer = await options.get(path, options.signal)
   if (answer.status === 404) inconsistent(`page ${listed.id} disappeared during the sync`, { path })
@@ -90,7 +97,7 @@ async function fetchDetail(options: FetchTreeOptions, listed: Listed): Promise<S
   if (detail.id !== listed.id || detail.type !== listed.type || detail.slug !== listed.slug || detail.title !== listed.title) {
     inconsistent(`page ${listed.id} changed between its listing and its detail`, { path })
   }
-  return {
+  const page: SyncedPage = {
     id: detail.id,
     type: detail.type,
     title: detail.title,
@@ -102,6 +109,31 @@ async function fetchDetail(options: FetchTreeOptions, listed: Listed): Promise<S
     listItem: listed.listItem,
     detail: text,
   }
+  return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl }
+}
+
+/**
+ * A listing filtered to one type serialises the specific model (spec §2 `get_queryset`), and a
+ * model may override its URL (a RedirectPage shows its external address). For each type whose
+ * detail `html_url` differs from its generic listing item, read that type's own listing so the
+ * index can answer `?type=<it>` with the CMS's own items.
+ */
+async function addTypedItems(options: FetchTreeOptions, fetched: readonly Fetched[]): Promise<SyncedPage[]> {
+  const types = new Set(fetched.filter((f) => f.urlDiffers).map((f) => f.page.type))
+  const typedItems = new Map<number, string>()
+  for (const type of types) {
+    const expected = fetched.filter((f) => f.page.type === type).map((f) => f.page.id)
+    const listed = await fetchListing(options, `type=${encodeURIComponent(type)}&`)
+    const ids = listed.map((item) => item.id)
+    if (ids.length !== expected.length || ids.some((id, i) => id !== expected[i])) {
+      inconsistent(`the listing of type ${type} does not hold the same pages as the whole listing`, { type })
+    }
+    for (const item of listed) typedItems.set(item.id, item.listItem)
+  }
+  return fetched.map(({ page }) => {
+    const typed = typedItems.get(page.id)
+    return typed === undefined || typed === page.listItem ? page : { ...page, typedListItem: typed }
+  })
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight; the first failure stops the rest. */
@@ -131,9 +163,10 @@ export async function fetchTree(options: FetchTreeOptions): Promise<SyncedPage[]
   const listed = await fetchListing(options)
   const total = listed.length
   try {
-    return await mapBounded(listed, options.concurrency, options.signal, (page) => fetchDetail(options, page), (done) =>
+    const fetched = await mapBounded(listed, options.concurrency, options.signal, (page) => fetchDetail(options, page), (done) =>
       options.onProgress?.({ phase: 'details', done, total }),
     )
+    return await addTypedItems(options, fetched)
   } catch (error) {
     if (options.signal.aborted && !isProxyError(error, 'SYNC_ABORTED')) {
       throw createError('SYNC_ABORTED', 'the sync was cancelled', { cause: error })

@@ -32,6 +32,8 @@ export interface ListedFields {
   readonly type: string
   readonly title: string
   readonly slug: string
+  /** `null` for a page that is not routable. */
+  readonly htmlUrl: string | null
 }
 
 export function readListItem(item: JsonNode, where: string): ListedFields {
@@ -41,7 +43,12 @@ export function readListItem(item: JsonNode, where: string): ListedFields {
     type: readString(getPath(item, ['meta', 'type']), 'meta.type', where),
     title: readString(getMember(item, 'title'), 'title', where),
     slug: readString(getPath(item, ['meta', 'slug']), 'meta.slug', where),
+    htmlUrl: optionalUrl(getPath(item, ['meta', 'html_url'])),
   }
+}
+
+function optionalUrl(node: JsonNode | undefined): string | null {
+  return node?.kind === 'string' ? node.value : null
 }
 
 export interface DetailFields extends ListedFields {

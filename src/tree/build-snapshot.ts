@@ -19,6 +19,8 @@ export interface SyncedPage {
   readonly parentId: number | null
   /** The listing item's text, formatted for depth 2 of a list envelope. */
   readonly listItem: string
+  /** The item as a listing filtered to this page's one type shows it, when that differs. */
+  readonly typedListItem?: string
   readonly detail: string
 }
 
@@ -101,7 +103,7 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
   const ends = subtreeEnds(pages)
   const hash = createHash('sha256')
   const records: PageRecord[] = pages.map((page, order) => {
-    hash.update(page.listItem).update('\u0000').update(page.detail).update('\u0000')
+    hash.update(page.listItem).update('\u0000').update(page.typedListItem ?? '').update('\u0000').update(page.detail).update('\u0000')
     return {
       id: page.id,
       type: detach(page.type),
@@ -114,6 +116,7 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
       order,
       subtreeEnd: ends ? ends[order]! : order + 1,
       listItem: detach(page.listItem),
+      typedListItem: page.typedListItem === undefined ? undefined : detach(page.typedListItem),
       detail: Buffer.from(page.detail, 'utf8'),
     }
   })

@@ -34,6 +34,12 @@ export interface PageRecord {
   readonly subtreeEnd: number
   /** The CMS's own listing item, `detail_url`s rewritten, formatted for depth 2 of a list envelope. */
   readonly listItem: string
+  /**
+   * The item as a listing filtered to exactly this page's type shows it, where that differs:
+   * such a listing serialises the specific model, whose `html_url` may differ (a RedirectPage's
+   * external address). `undefined` when it is the same as `listItem`.
+   */
+  readonly typedListItem: string | undefined
   /** The CMS's own detail body, `detail_url`s rewritten. */
   readonly detail: Buffer
 }
