@@ -1,0 +1,117 @@
+/**
+ * Queries the index cannot answer go to the CMS once per key, are kept for CACHE_TTL, come back
+ * with detail_urls on BASE_URL, and never carry a client's credentials to the CMS.
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import { startShield, type Harness } from '../helpers/start-shield.js'
+import { expectSameAsCms } from './compare.js'
+
+let h: Harness | undefined
+afterEach(async () => {
+  await h?.close()
+  h = undefined
+})
+
+const readThroughQueries = [
+  '/api/v1/cms/pages/?search=versicherung',
+  '/api/v1/cms/pages/?search=',
+  '/api/v1/cms/pages/?order=-title&limit=5',
+  '/api/v1/cms/pages/?order=foo',
+  '/api/v1/cms/pages/?fields=_,id',
+  '/api/v1/cms/pages/?fields=*&limit=2',
+  '/api/v1/cms/pages/?fields=foo,bar',
+  '/api/v1/cms/pages/?locale=en&limit=3',
+  '/api/v1/cms/pages/?locale=xx',
+  '/api/v1/cms/pages/?type=cms.LandingPage&fields=*&limit=3',
+  '/api/v1/cms/pages/2/?fields=_,id,parent',
+  '/api/v1/cms/pages/2/?search=x',
+]
+
+describe('read-through', () => {
+  it('answers what only the CMS can answer exactly as the CMS does, detail_urls rewritten, one CMS request each', async () => {
+    h = await startShield()
+    for (const url of readThroughQueries) {
+      const first = await expectSameAsCms(h, url)
+      expect(first.cmsHits, url).toBe(1)
+      const again = await expectSameAsCms(h, url)
+      expect(again.cmsHits, `${url} (cached)`).toBe(0)
+    }
+  })
+
+  it('keys entries by the normalised query: repeated keys, _ and format do not cost another CMS request', async () => {
+    h = await startShield()
+    await h.get('/api/v1/cms/pages/?search=a&limit=5')
+    const before = h.origin.hits.total
+    for (const url of [
+      '/api/v1/cms/pages/?search=a&limit=5&_=123',
+      '/api/v1/cms/pages/?search=b&search=a&limit=5',
+      '/api/v1/cms/pages/?format=json&search=a&limit=5',
+      '/api/v1/cms/pages/?search=%61&limit=5',
+    ]) {
+      expect((await h.get(url)).status).toBe(200)
+    }
+    expect(h.origin.hits.total - before).toBe(0)
+  })
+
+  it('coalesces 50 concurrent requests for a cold key into one CMS request', async () => {
+    h = await startShield()
+    h.origin.setLatency(150)
+    h.origin.resetHits()
+    const responses = await Promise.all(Array.from({ length: 50 }, () => h!.get('/api/v1/cms/pages/?search=health')))
+    expect(h.origin.hits.total).toBe(1)
+    const bodies = new Set(responses.map((r) => r.body))
+    expect(bodies.size).toBe(1)
+    expect(responses.every((r) => r.status === 200)).toBe(true)
+  })
+
+  it('asks the CMS again once CACHE_TTL has passed, and not before (injected clock)', async () => {
+    let clock = 1_700_000_000_000
+    h = await startShield({ env: { CACHE_TTL: '30s' }, deps: { now: () => clock } })
+    h.origin.resetHits()
+    await h.get('/api/v1/cms/pages/?order=title')
+    clock += 29_999
+    await h.get('/api/v1/cms/pages/?order=title')
+    expect(h.origin.hits.total).toBe(1)
+    clock += 1
+    await h.get('/api/v1/cms/pages/?order=title')
+    expect(h.origin.hits.total).toBe(2)
+  })
+
+  it('never sends a client\'s Cookie or Authorization to the CMS, and never replays a Set-Cookie', async () => {
+    h = await startShield()
+    h.origin.resetHits()
+    const response = await h.get('/api/v1/cms/pages/?search=x', { cookie: 'sessionid=secret', authorization: 'Basic Zm9vOmJhcg==' })
+    expect(response.status).toBe(200)
+    expect(response.headers['set-cookie']).toBeUndefined()
+    expect(h.origin.requests).toHaveLength(1)
+    const sent = h.origin.requests[0]!.headers
+    expect(sent['cookie']).toBeUndefined()
+    expect(sent['authorization']).toBeUndefined()
+  })
+
+  it('answers 502 with a JSON message when the CMS fails a read-through, and does not cache the failure', async () => {
+    h = await startShield()
+    h.origin.setFault(() => ({ type: 'status', status: 503 }))
+    const failed = await h.get('/api/v1/cms/pages/?search=down')
+    expect(failed.status).toBe(502)
+    expect(failed.headers['content-type']).toBe('application/json')
+    expect(JSON.parse(failed.body)).toEqual({ message: 'the CMS could not answer this query' })
+    // The index keeps answering everything it can.
+    expect((await h.get('/api/v1/cms/pages/?child_of=root')).status).toBe(200)
+    h.origin.setFault(undefined)
+    expect((await h.get('/api/v1/cms/pages/?search=down')).status).toBe(200)
+  })
+
+  it('drops read-through entries when a sync brings a changed tree', async () => {
+    h = await startShield()
+    const url = '/api/v1/cms/pages/?order=title&limit=1&fields=_,title'
+    const before = JSON.parse((await h.get(url)).body)
+    const first = h.origin.pages().find((p) => p.parentId !== null)!
+    h.origin.updatePage(first.id, { title: '0 First in order' })
+    const result = await h.app.shield.sync.syncNow()
+    expect(result.ok && result.changed).toBe(true)
+    const after = JSON.parse((await h.get(url)).body)
+    expect(after.items[0].title).toBe('0 First in order')
+    expect(after).not.toEqual(before)
+  })
+})
