@@ -86,7 +86,6 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     load: async (relative) => toStoredAnswer(await wagtail.raw(relative), rewriteUrl, now(), `GET ${PAGES_API_PATH}${relative}`),
   })
 
-  let pages: PagesService | undefined
   const sync = createSyncService({
     get,
     pagesPath: PAGES_API_PATH,
@@ -100,11 +99,12 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     ...(deps.timers ? { timers: deps.timers } : {}),
     onSnapshot: () => {
       // Rendered bodies belong to the old snapshot; read-through answers may have changed with it.
-      pages?.onSnapshotChanged()
+      pages.onSnapshotChanged()
       readThrough.clear()
     },
   })
-  pages = createPagesService({
+  // Declared after the sync (whose callback uses it) because it reads the sync's snapshot.
+  const pages: PagesService = createPagesService({
     snapshot: () => sync.current,
     readThrough,
     baseUrl: config.baseUrl,
