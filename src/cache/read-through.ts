@@ -31,7 +31,11 @@ export interface ReadThroughOptions {
 export type ReadThroughOutcome = 'hit' | 'miss' | 'coalesced'
 
 export interface ReadThrough {
-  get(key: string, pathAndQuery: string): Promise<{ answer: StoredAnswer; outcome: ReadThroughOutcome }>
+  /**
+   * @param options.store `false` for answers that must never be replayed (`order=random`): the
+   * CMS is asked every time, and concurrent callers still share one request.
+   */
+  get(key: string, pathAndQuery: string, options?: { store?: boolean }): Promise<{ answer: StoredAnswer; outcome: ReadThroughOutcome }>
   /** Drops every entry: the snapshot changed, so search and ordering results may have too. */
   clear(): void
   readonly entries: number
@@ -46,13 +50,13 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
   const flights = createSingleFlight<StoredAnswer>()
 
   return {
-    async get(key, pathAndQuery) {
-      const cached = cache.get(key)
+    async get(key, pathAndQuery, { store = true } = {}) {
+      const cached = store ? cache.get(key) : undefined
       if (cached && options.now() - cached.storedAt < options.ttlMs) return { answer: cached, outcome: 'hit' }
       const joining = flights.has(key)
       const answer = await flights.run(key, async () => {
         const loaded = await options.load(pathAndQuery)
-        if (loaded.cacheable && options.ttlMs > 0) cache.set(key, loaded)
+        if (store && loaded.cacheable && options.ttlMs > 0) cache.set(key, loaded)
         else cache.delete(key)
         return loaded
       })

@@ -84,9 +84,11 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     return jsonAnswer(stored.status, stored.body)
   }
 
-  async function readThrough(relative: string): Promise<HttpAnswer> {
+  async function readThrough(relative: string, params?: QueryParams): Promise<HttpAnswer> {
     try {
-      const { answer } = await options.readThrough.get(relative, relative)
+      // `order=random` is a new order every time (spec §3): never replay it.
+      const store = params?.get('order') !== 'random'
+      const { answer } = await options.readThrough.get(relative, relative, { store })
       return toAnswer(answer)
     } catch (error) {
       options.logger.warn({ err: error, query: relative }, 'read-through to the CMS failed')
@@ -102,7 +104,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const params = paramsOf(request)
       const plan = planListing(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') return readThrough(forwardedQuery(params))
+      if (plan.kind === 'forward') return readThrough(forwardedQuery(params), params)
       const key = listKey(snapshot.version, plan.query)
       let body = rendered.get(key)
       if (!body) {

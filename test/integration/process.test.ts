@@ -65,6 +65,15 @@ describe('cms-shield process', () => {
     const body = (await response.json()) as { items: Array<{ meta: { detail_url: string } }> }
     expect(body.items[0]!.meta.detail_url).toMatch(/^https:\/\/api\.example\.com\/api\/v1\/cms\/pages\/\d+\/$/)
 
+    // HEAD over a real socket: GET's headers and Content-Length, no body (spec §6.3).
+    const detailPath = new URL(body.items[0]!.meta.detail_url).pathname
+    const get = await fetch(`${base}${detailPath}`)
+    const getBody = await get.arrayBuffer()
+    const head = await fetch(`${base}${detailPath}`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-length')).toBe(String(getBody.byteLength))
+    expect((await head.arrayBuffer()).byteLength).toBe(0)
+
     proc.child.kill('SIGTERM')
     expect(await proc.exited).toBe(0)
   })

@@ -53,6 +53,14 @@ describe('read-through', () => {
     expect(h.origin.hits.total - before).toBe(0)
   })
 
+  it('asks the CMS every time for order=random, which must never be replayed', async () => {
+    h = await startShield()
+    h.origin.resetHits()
+    await h.get('/api/v1/cms/pages/?order=random&limit=3')
+    await h.get('/api/v1/cms/pages/?order=random&limit=3')
+    expect(h.origin.hits.total).toBe(2)
+  })
+
   it('coalesces 50 concurrent requests for a cold key into one CMS request', async () => {
     h = await startShield()
     h.origin.setLatency(150)

@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest'
+import { createUrlRewriter } from '../json/rewrite-detail-urls.js'
+import { renderWagtailJson } from '../json/json-text.js'
+import { syncRetryDelay } from './backoff.js'
+import { createSyncService, type Timers } from './sync-service.js'
+import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
+
+const silent = { info() {}, warn() {}, debug() {} }
+
+/** A two-page CMS answering exactly what the sync asks; `down` makes it answer 503. */
+function stubCms() {
+  const state = { down: false, requests: 0, title: 'Home' }
+  const json = (status: number, body: unknown): UpstreamAnswer => ({ status, contentType: 'application/json', headers: {}, text: renderWagtailJson(body) })
+  const meta = (id: number) => ({ type: 'home.HomePage', detail_url: `http://cms/api/v1/cms/pages/${id}/`, html_url: `http://site/${id}/`, slug: `p${id}`, first_published_at: null })
+  const get: UpstreamGet = async (path) => {
+    state.requests++
+    if (state.down) return json(503, { message: 'down' })
+    if (path.includes('offset=1000000000')) return json(400, { message: 'limit cannot be higher than 20' })
+    if (path.includes('type=&')) return json(200, { meta: { total_count: 2 }, items: [] })
+    if (path.includes('find/')) return { status: 302, contentType: 'text/html', headers: { location: 'http://cms/api/v1/cms/pages/1/?' }, text: '' }
+    if (path.includes('?offset=')) {
+      return json(200, { meta: { total_count: 2 }, items: [{ id: 1, meta: meta(1), title: state.title }, { id: 2, meta: meta(2), title: 'Child' }] })
+    }
+    const id = Number(/pages\/(\d+)\//.exec(path)![1])
+    const parent = id === 1 ? null : { id: 1, meta: { type: 'home.HomePage', detail_url: 'http://cms/api/v1/cms/pages/1/', html_url: 'http://site/1/' }, title: state.title }
+    return json(200, { id, meta: { ...meta(id), show_in_menus: true, seo_title: '', search_description: '', parent }, title: id === 1 ? state.title : 'Child' })
+  }
+  return { state, get }
+}
+
+/** Timers that only fire when the test says so. */
+function manualTimers() {
+  const pending: Array<{ callback: () => void; ms: number; cleared: boolean }> = []
+  const timers: Timers = {
+    setTimeout: (callback, ms) => {
+      const timer = { callback, ms, cleared: false }
+      pending.push(timer)
+      return timer
+    },
+    clearTimeout: (handle) => void ((handle as { cleared: boolean }).cleared = true),
+  }
+  const next = () => pending.filter((t) => !t.cleared).at(-1)
+  return { timers, next, fire: () => { const t = next()!; t.cleared = true; t.callback() } }
+}
+
+function service(cms: ReturnType<typeof stubCms>, timers: Timers) {
+  return createSyncService({
+    get: cms.get,
+    pagesPath: '/api/v1/cms/pages/',
+    rewriteUrl: createUrlRewriter({ baseUrl: 'https://shield.example' }),
+    concurrency: 2,
+    intervalMs: 60_000,
+    retryMaxMs: 300_000,
+    logger: silent,
+    now: () => 0,
+    random: () => 0.5,
+    timers,
+  })
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 20))
+
+describe('sync loop', () => {
+  it('syncs at start, then every SYNC_INTERVAL', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    const sync = service(cms, clock.timers)
+    sync.start()
+    await settle()
+    expect(sync.current?.pages.map((p) => p.id)).toEqual([1, 2])
+    expect(clock.next()?.ms).toBe(60_000)
+    cms.state.title = 'Home, edited'
+    clock.fire()
+    await settle()
+    expect(sync.current?.version).toBe(2)
+    expect(sync.current?.pages[0]!.title).toBe('Home, edited')
+    await sync.stop()
+    expect(clock.next()).toBeUndefined()
+  })
+
+  it('retries a failed sync with growing, jittered backoff and keeps the last snapshot', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    const sync = service(cms, clock.timers)
+    sync.start()
+    await settle()
+    cms.state.down = true
+    const delays: number[] = []
+    for (let i = 0; i < 4; i++) {
+      clock.fire()
+      await settle()
+      delays.push(clock.next()!.ms)
+      expect(sync.current?.version).toBe(1)
+    }
+    expect(delays).toEqual([1, 2, 3, 4].map((failures) => syncRetryDelay(failures, 300_000, () => 0.5)))
+    expect(delays).toEqual([750, 1500, 3000, 6000])
+    expect(sync.status.consecutiveFailures).toBe(4)
+    cms.state.down = false
+    clock.fire()
+    await settle()
+    expect(sync.status.consecutiveFailures).toBe(0)
+    expect(clock.next()!.ms).toBe(60_000)
+    await sync.stop()
+  })
+
+  it('runs one sync at a time: concurrent calls share it', async () => {
+    const cms = stubCms()
+    const sync = service(cms, manualTimers().timers)
+    const [a, b] = await Promise.all([sync.syncNow(), sync.syncNow()])
+    expect(a).toBe(b)
+    expect(cms.state.requests).toBe(2 + 2 + 2) // probe + listing, two details, two dialect probes
+    await sync.stop()
+  })
+
+  it('caps the backoff at SYNC_RETRY_MAX', () => {
+    expect(syncRetryDelay(40, 300_000, () => 1)).toBe(300_000)
+    expect(syncRetryDelay(40, 300_000, () => 0)).toBe(150_000)
+  })
+})
