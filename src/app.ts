@@ -9,10 +9,10 @@ import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
 import type { Config } from './config/load-config.js'
 import { createUrlRewriter } from './json/rewrite-detail-urls.js'
-import { NOT_FOUND_ANSWER, proxyFailureAnswer } from './http/answers.js'
+import { methodNotAllowedAnswer, NOT_FOUND_ANSWER, proxyFailureAnswer } from './http/answers.js'
 import { createPagesService, type PagesService } from './http/pages-service.js'
 import { registerHealthRoutes } from './http/routes/health.js'
-import { registerPagesRoutes, sendAnswer } from './http/routes/pages.js'
+import { isApiRoute, registerPagesRoutes, sendAnswer } from './http/routes/pages.js'
 import { createSyncService, type SyncService, type Timers } from './sync/sync-service.js'
 import type { UpstreamGet } from './sync/upstream-port.js'
 import { createHttpClient } from './upstream/http-client.js'
@@ -58,6 +58,11 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
       maxParamLength: 1000,
     },
     return503OnClosing: true,
+    // A path that is not valid percent-encoding matches no route: Django's 404, not Fastify's JSON 400.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code === 'FST_ERR_BAD_URL') return void sendAnswer(reply, NOT_FOUND_ANSWER)
+      return void sendAnswer(reply, proxyFailureAnswer(400, 'bad request'))
+    },
   })
 
   const http = createHttpClient({
@@ -120,7 +125,14 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
 
   registerPagesRoutes(app, pages)
   registerHealthRoutes(app, sync, now)
-  app.setNotFoundHandler((_request, reply) => sendAnswer(reply, NOT_FOUND_ANSWER))
+  // Methods Fastify has no route for (PROPFIND, SEARCH…) still get DRF's 405 on the API's paths.
+  app.setNotFoundHandler((request, reply) => {
+    const path = (request.raw.url ?? '/').split('?')[0]!
+    if (isApiRoute(path) && request.method !== 'GET' && request.method !== 'HEAD') {
+      return sendAnswer(reply, methodNotAllowedAnswer(request.method))
+    }
+    return sendAnswer(reply, NOT_FOUND_ANSWER)
+  })
   app.setErrorHandler((error, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode ?? 500
     if (status >= 500) {

@@ -232,6 +232,26 @@ describe('HTTP semantics (spec §4, §6)', () => {
     }
   })
 
+  it('routes on the percent-decoded path, as Django does', async () => {
+    const page = landing()
+    const encoded = await h.get(`/api/v1/cms/pages/${String(page.id).split('').map((d) => `%3${d}`).join('')}/`)
+    expect(encoded.status).toBe(200)
+    expect(encoded.body).toBe((await h.get(`/api/v1/cms/pages/${page.id}/`)).body)
+    expect((await h.get(`/api/v1/cms/pages/find%2F?id=${page.id}`)).status).toBe(302)
+  })
+
+  it('answers DRF\'s 405 for methods Fastify has no route for, and Django\'s 404 for a path that does not decode', async () => {
+    for (const method of ['PROPFIND', 'SEARCH']) {
+      const response = await h.app.inject({ method: method as 'GET', url: '/api/v1/cms/pages/' })
+      expect(response.statusCode).toBe(405)
+      expect(JSON.parse(response.body)).toEqual({ detail: `Method "${method}" not allowed.` })
+      expect(response.headers['allow']).toBe('GET, HEAD, OPTIONS')
+    }
+    const broken = await h.get('/api/v1/cms/pages/%E0%A4%A/')
+    expect(broken.status).toBe(404)
+    expect(broken.headers['content-type']).toBe('text/html; charset=utf-8')
+  })
+
   it('answers Django\'s HTML 404 outside the API\'s routes, never proxying them', async () => {
     const before = h.origin.hits.total
     for (const url of ['/api/v1/cms/pages/abc/', '/api/v1/cms/pages/-1/', '/api/v1/cms/pages/4/extra/', '/api/v1/cms/', '/admin/', '/api/v1/cms/images/']) {

@@ -28,6 +28,21 @@ function split(request: FastifyRequest): { path: string; rawQuery: string | unde
 
 type View = (request: PagesRequest) => HttpAnswer | Promise<HttpAnswer>
 
+/** Django routes on the percent-decoded path; a path that does not decode matches no route. */
+function decodePath(path: string): string | undefined {
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return undefined
+  }
+}
+
+/** The three API routes (what DRF answers 405 on, whatever the method). */
+export function isApiRoute(rawPath: string): boolean {
+  const path = decodePath(rawPath)
+  return path !== undefined && path.startsWith(PAGES_PATH) && /^(?:[0-9]+\/|find\/)?$/.test(path.slice(PAGES_PATH.length))
+}
+
 /** GET and HEAD run the view (Node drops a HEAD body, keeping Content-Length); OPTIONS and others are DRF's. */
 async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View): Promise<FastifyReply> {
   const { rawQuery } = split(request)
@@ -49,14 +64,18 @@ async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View
 export function registerPagesRoutes(app: FastifyInstance, pages: PagesService): void {
   app.all(PAGES_PATH, (request, reply) => dispatch(request, reply, pages.list))
   app.all(`${PAGES_PATH}find/`, (request, reply) => dispatch(request, reply, pages.find))
-  app.all(PAGES_PATH.slice(0, -1), (request, reply) => sendAnswer(reply, appendSlashAnswer(split(request).path, split(request).rawQuery)))
+  app.all(PAGES_PATH.slice(0, -1), (request, reply) => {
+    const { path, rawQuery } = split(request)
+    return sendAnswer(reply, appendSlashAnswer(path, rawQuery))
+  })
 
   // `<id>/` (Django's `[0-9]+`, leading zeros allowed), or a slash-less route to redirect, or nothing.
   app.all(`${PAGES_PATH}*`, (request, reply) => {
     const { path, rawQuery } = split(request)
-    const rest = path.slice(PAGES_PATH.length)
+    const rest = decodePath(path.slice(PAGES_PATH.length)) ?? ''
     const detail = /^([0-9]+)\/$/.exec(rest)
     if (detail) return dispatch(request, reply, (req) => pages.detail(detail[1]!, req))
+    if (rest === 'find/') return dispatch(request, reply, pages.find)
     if (/^(?:[0-9]+|find)$/.test(rest)) return sendAnswer(reply, appendSlashAnswer(path, rawQuery))
     return sendAnswer(reply, NOT_FOUND_ANSWER)
   })
