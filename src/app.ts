@@ -114,6 +114,12 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     readThrough,
     baseUrl: config.baseUrl,
     renderCacheMaxBytes: config.renderCacheMaxBytes,
+    clientCache: {
+      maxAgeMs: config.clientMaxAgeMs,
+      staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
+      staleIfErrorMs: config.clientStaleIfErrorMs,
+    },
+    now,
     logger: app.log,
   })
 

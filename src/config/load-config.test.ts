@@ -36,6 +36,9 @@ describe('loadConfig', () => {
       cacheTtlMs: 30_000,
       cacheMaxBytes: 64 * 1024 * 1024,
       renderCacheMaxBytes: 64 * 1024 * 1024,
+      clientMaxAgeMs: 30_000,
+      clientStaleWhileRevalidateMs: 60_000,
+      clientStaleIfErrorMs: 86_400_000,
     })
   })
 

@@ -28,6 +28,9 @@ export interface Config {
   readonly cacheTtlMs: number
   readonly cacheMaxBytes: number
   readonly renderCacheMaxBytes: number
+  readonly clientMaxAgeMs: number
+  readonly clientStaleWhileRevalidateMs: number
+  readonly clientStaleIfErrorMs: number
 }
 
 export type VariableKind = 'url' | 'string' | 'enum' | 'int' | 'bytes' | 'duration' | 'bool'
@@ -120,6 +123,18 @@ export const schema = {
   renderCacheMaxBytes: {
     name: 'RENDER_CACHE_MAX_BYTES', kind: 'bytes', default: '64mb', min: 1024,
     doc: 'Memory for rendered list bodies (LRU).',
+  },
+  clientMaxAgeMs: {
+    name: 'CLIENT_MAX_AGE', kind: 'duration', default: '30s', min: 0,
+    doc: '`max-age` of the `Cache-Control` sent with every 200: how long browsers and CDNs may reuse an answer.',
+  },
+  clientStaleWhileRevalidateMs: {
+    name: 'CLIENT_STALE_WHILE_REVALIDATE', kind: 'duration', default: '60s', min: 0,
+    doc: '`stale-while-revalidate` of that `Cache-Control` (RFC 5861): how long a CDN may serve it while refreshing.',
+  },
+  clientStaleIfErrorMs: {
+    name: 'CLIENT_STALE_IF_ERROR', kind: 'duration', default: '24h', min: 0,
+    doc: '`stale-if-error` of that `Cache-Control` (RFC 5861): how long a CDN may serve it while cms-shield fails.',
   },
 } as const satisfies { readonly [K in keyof Config]: VariableFor<Config[K]> }
 

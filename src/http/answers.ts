@@ -63,6 +63,19 @@ export function appendSlashAnswer(path: string, rawQuery: string | undefined): H
   }
 }
 
+/**
+ * RFC 9110 §15.4.5: a 304 carries the validators and caching headers the 200 would have (ETag,
+ * Cache-Control, Vary, and here Cache-Status and Age), and no body.
+ */
+export function notModifiedAnswer(full: HttpAnswer): HttpAnswer {
+  const headers: Record<string, string> = {}
+  for (const name of ['etag', 'cache-control', 'vary', 'cache-status', 'age', 'allow']) {
+    const value = full.headers[name]
+    if (value !== undefined) headers[name] = value
+  }
+  return { status: 304, headers, body: Buffer.alloc(0) }
+}
+
 /** find's 302: Django's `redirect()` with an empty HTML body and the API headers (spec §4). */
 export function redirectAnswer(location: string): HttpAnswer {
   return {

@@ -5,7 +5,7 @@
  */
 import { LRUCache } from 'lru-cache'
 import { isProxyError } from '../errors.js'
-import type { ReadThrough, StoredAnswer } from '../cache/read-through.js'
+import type { ReadThrough, ReadThroughOutcome, StoredAnswer } from '../cache/read-through.js'
 import { planDetail } from '../query/plan-detail.js'
 import { planFind } from '../query/plan-find.js'
 import { planListing } from '../query/plan-listing.js'
@@ -13,7 +13,9 @@ import type { ListQuery } from '../query/plan-types.js'
 import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
 import type { Snapshot } from '../tree/snapshot.js'
-import { errorAnswer, jsonAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
+import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
+import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
+import { etagOf } from './validators.js'
 import { renderList } from './render-list.js'
 import { wagtailErrors } from '../query/wagtail-messages.js'
 
@@ -29,6 +31,8 @@ export interface PagesServiceOptions {
   /** Public base of the proxy; find's Location is built from it (never from the Host header). */
   readonly baseUrl: string
   readonly renderCacheMaxBytes: number
+  readonly clientCache: ClientCachePolicy
+  readonly now: () => number
   readonly logger: { warn(details: object, message: string): void }
 }
 
@@ -74,22 +78,54 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     sizeCalculation: (body, key) => body.length + key.length,
   })
   const base = options.baseUrl.replace(/\/+$/, '')
+  const cacheControl = cacheControlValue(options.clientCache)
+  // Index answers are the same for every request: their header sets are built once per body.
+  const indexAnswers = new WeakMap<Buffer, HttpAnswer>()
 
   function paramsOf(request: PagesRequest): QueryParams {
     return parseQueryParams(request.rawQuery ?? '')
   }
 
-  function toAnswer(stored: StoredAnswer): HttpAnswer {
-    if (stored.status === 302 && stored.location !== undefined) return redirectAnswer(stored.location)
-    return jsonAnswer(stored.status, stored.body)
+  function indexAnswer(body: Buffer): HttpAnswer {
+    let answer = indexAnswers.get(body)
+    if (!answer) {
+      answer = {
+        status: 200,
+        headers: { ...API_HEADERS, etag: etagOf(body), 'cache-control': cacheControl, 'cache-status': cacheStatus.index },
+        body,
+      }
+      indexAnswers.set(body, answer)
+    }
+    return answer
+  }
+
+  function statusOf(outcome: ReadThroughOutcome, stored: StoredAnswer): string {
+    if (outcome === 'hit') return cacheStatus.hit
+    if (outcome === 'coalesced') return cacheStatus.collapsed
+    return cacheStatus.miss(stored.cacheable)
+  }
+
+  function toAnswer(stored: StoredAnswer, outcome: ReadThroughOutcome): HttpAnswer {
+    const status = statusOf(outcome, stored)
+    const age = String(Math.max(0, Math.floor((options.now() - stored.storedAt) / 1000)))
+    if (stored.status === 302 && stored.location !== undefined) {
+      const redirect = redirectAnswer(stored.location)
+      return { ...redirect, headers: { ...redirect.headers, 'cache-status': status, age } }
+    }
+    const headers: Record<string, string> = { ...API_HEADERS, 'cache-status': status, age }
+    if (stored.status === 200) {
+      headers['etag'] = etagOf(stored.body)
+      headers['cache-control'] = cacheControl
+    }
+    return { status: stored.status, headers, body: stored.body }
   }
 
   async function readThrough(relative: string, params?: QueryParams): Promise<HttpAnswer> {
     try {
       // `order=random` is a new order every time (spec §3): never replay it.
       const store = params?.get('order') !== 'random'
-      const { answer } = await options.readThrough.get(relative, relative, { store })
-      return toAnswer(answer)
+      const { answer, outcome } = await options.readThrough.get(relative, relative, { store })
+      return toAnswer(answer, outcome)
     } catch (error) {
       options.logger.warn({ err: error, query: relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
@@ -114,7 +150,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         body = renderList(matching.length, items, plan.query.specific)
         rendered.set(key, body)
       }
-      return jsonAnswer(200, body)
+      return indexAnswer(body)
     },
 
     detail(pathId, request) {
@@ -126,7 +162,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (plan.kind === 'forward') return readThrough(`${BigInt(pathId)}/${forwardedQuery(params)}`)
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
-      return jsonAnswer(200, page.detail)
+      return indexAnswer(page.detail)
     },
 
     find(request) {

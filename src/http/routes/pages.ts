@@ -10,11 +10,13 @@ import {
   appendSlashAnswer,
   errorAnswer,
   methodNotAllowedAnswer,
+  notModifiedAnswer,
   NOT_FOUND_ANSWER,
   OPTIONS_ANSWER,
   type HttpAnswer,
 } from '../answers.js'
 import { PAGES_PATH, type PagesRequest, type PagesService } from '../pages-service.js'
+import { ifNoneMatchMatches } from '../validators.js'
 
 export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
   return reply.code(answer.status).headers(answer.headers).send(answer.body)
@@ -49,8 +51,15 @@ async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View
   const accept = request.headers.accept
   switch (request.method) {
     case 'GET':
-    case 'HEAD':
-      return sendAnswer(reply, await view({ rawQuery, accept }))
+    case 'HEAD': {
+      const answer = await view({ rawQuery, accept })
+      const etag = answer.status === 200 ? answer.headers['etag'] : undefined
+      // RFC 9110 §13.1.2: the client's copy is current; send validators, not the body.
+      if (etag !== undefined && ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
+        return sendAnswer(reply, notModifiedAnswer(answer))
+      }
+      return sendAnswer(reply, answer)
+    }
     case 'OPTIONS': {
       // DRF negotiates before answering OPTIONS too.
       const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept)

@@ -1,0 +1,39 @@
+/**
+ * The caching headers cms-shield adds to what Wagtail sends (none of them change a body):
+ * `ETag`, `Cache-Control` for browsers and CDNs, `Cache-Status` (RFC 9211) saying where the
+ * answer came from, and `Age` on read-through answers.
+ * @module
+ */
+
+export const CACHE_STATUS_NAME = 'cms-shield'
+
+export interface ClientCachePolicy {
+  readonly maxAgeMs: number
+  readonly staleWhileRevalidateMs: number
+  readonly staleIfErrorMs: number
+}
+
+/** `Cache-Control` for every 200 (and its 304), built once from the configuration. */
+export function cacheControlValue(policy: ClientCachePolicy): string {
+  const seconds = (ms: number) => Math.floor(ms / 1000)
+  return (
+    `public, max-age=${seconds(policy.maxAgeMs)}` +
+    `, stale-while-revalidate=${seconds(policy.staleWhileRevalidateMs)}` +
+    `, stale-if-error=${seconds(policy.staleIfErrorMs)}`
+  )
+}
+
+/** RFC 9211 values: what a cache in front of the CMS can say about one answer. */
+export const cacheStatus = {
+  /** Answered from the synced snapshot: the CMS was not involved. */
+  index: `${CACHE_STATUS_NAME}; hit; detail=snapshot`,
+  /** A fresh read-through entry. */
+  hit: `${CACHE_STATUS_NAME}; hit`,
+  /** Asked the CMS for this request (and kept the answer when `stored`). */
+  miss: (stored: boolean) => `${CACHE_STATUS_NAME}; fwd=miss${stored ? '; stored' : ''}`,
+  /** Joined a CMS request already in flight for the same key. */
+  collapsed: `${CACHE_STATUS_NAME}; fwd=miss; collapsed`,
+  /** Served past its freshness; `ttl` is negative by how many seconds (RFC 9211 §2.3). */
+  stale: (secondsPast: number, why: 'revalidating' | 'cms-error') =>
+    `${CACHE_STATUS_NAME}; hit; ttl=${-Math.max(0, Math.floor(secondsPast))}; detail=${why}`,
+} as const
