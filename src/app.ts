@@ -7,6 +7,7 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
+import { createMemoryStore } from './cache/stores/memory-store.js'
 import type { Config } from './config/load-config.js'
 import { createUrlRewriter } from './json/rewrite-detail-urls.js'
 import { methodNotAllowedAnswer, NOT_FOUND_ANSWER, proxyFailureAnswer } from './http/answers.js'
@@ -84,10 +85,19 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     return { status: response.status, contentType: response.contentType, headers: response.headers, text: response.text() }
   }
 
+  const memoryTier = createMemoryStore({ maxBytes: config.cacheMaxBytes, now })
   const readThrough = createReadThrough({
-    ttlMs: config.cacheTtlMs,
-    maxBytes: config.cacheMaxBytes,
+    tiers: [memoryTier],
+    policy: {
+      ttlMs: config.cacheTtlMs,
+      negativeTtlMs: config.cacheNegativeTtlMs,
+      staleWhileRevalidateMs: config.cacheStaleWhileRevalidateMs,
+      staleIfErrorMs: config.cacheStaleIfErrorMs,
+      jitter: config.cacheTtlJitterPercent / 100,
+    },
     now,
+    random,
+    logger: app.log,
     load: async (relative) => toStoredAnswer(await wagtail.raw(relative), rewriteUrl, now(), `GET ${PAGES_API_PATH}${relative}`),
   })
 
@@ -102,11 +112,9 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     now,
     random,
     ...(deps.timers ? { timers: deps.timers } : {}),
-    onSnapshot: () => {
-      // Rendered bodies belong to the old snapshot; read-through answers may have changed with it.
-      pages.onSnapshotChanged()
-      readThrough.clear()
-    },
+    // Rendered bodies belong to the old snapshot. Read-through keys carry the snapshot's
+    // fingerprint, so a changed tree starts them afresh on every instance.
+    onSnapshot: () => pages.onSnapshotChanged(),
   })
   // Declared after the sync (whose callback uses it) because it reads the sync's snapshot.
   const pages: PagesService = createPagesService({

@@ -1,11 +1,14 @@
 /**
  * The read-through cache for queries the index cannot answer (search, order, fields, locale,
- * model-specific filters): one CMS request per key at a time, kept for `CACHE_TTL` in a
- * byte-bounded LRU. Time comes from an injected clock so tests step through TTLs without sleeping.
+ * model-specific filters): tiers tried fastest first (in-process LRU, then Redis), one CMS request
+ * per key at a time, and the RFC 5861 windows of `cache-policy.ts`: fresh, stale while one
+ * background refresh runs, stale while the CMS fails. A good entry is never overwritten by a
+ * failure. Time comes from an injected clock, so tests step through the windows without sleeping.
  * @module
  */
-import { LRUCache } from 'lru-cache'
+import { entryTimes, freshness, retentionMs, type EntryTimes, type ReadThroughPolicy } from './cache-policy.js'
 import { createSingleFlight } from './single-flight.js'
+import type { CacheStore, StoredEntry } from './stores/cache-store.js'
 
 /** A CMS answer as the proxy replays it: already rewritten, ready to send. */
 export interface StoredAnswer {
@@ -20,55 +23,125 @@ export interface StoredAnswer {
   readonly cacheable: boolean
 }
 
+export interface CachedAnswer extends StoredAnswer {
+  readonly times: EntryTimes
+}
+
 export interface ReadThroughOptions {
   /** Asks the CMS; throws (a ProxyError) when it cannot give an answer worth replaying. */
   readonly load: (pathAndQuery: string) => Promise<StoredAnswer>
-  readonly ttlMs: number
-  readonly maxBytes: number
+  /** Fastest first; an answer found in a slower tier is copied into the faster ones. */
+  readonly tiers: readonly CacheStore[]
+  readonly policy: ReadThroughPolicy
   readonly now: () => number
+  readonly random: () => number
+  readonly logger: { warn(details: object, message: string): void }
 }
 
-export type ReadThroughOutcome = 'hit' | 'miss' | 'coalesced'
+/**
+ * - `hit`: fresh entry; `miss`: asked the CMS; `coalesced`: joined a request in flight;
+ * - `stale`: served past freshness while a background refresh runs;
+ * - `stale-error`: served past freshness because the CMS failed.
+ */
+export type ReadThroughOutcome = 'hit' | 'miss' | 'coalesced' | 'stale' | 'stale-error'
 
 export interface ReadThrough {
   /**
    * @param options.store `false` for answers that must never be replayed (`order=random`): the
    * CMS is asked every time, and concurrent callers still share one request.
    */
-  get(key: string, pathAndQuery: string, options?: { store?: boolean }): Promise<{ answer: StoredAnswer; outcome: ReadThroughOutcome }>
-  /** Drops every entry: the snapshot changed, so search and ordering results may have too. */
-  clear(): void
-  readonly entries: number
-  readonly bytes: number
+  get(key: string, pathAndQuery: string, options?: { store?: boolean }): Promise<{ answer: CachedAnswer; outcome: ReadThroughOutcome }>
+  /** Refreshes started in the background and not yet settled (tests wait for them). */
+  settled(): Promise<void>
+}
+
+function toEntry(answer: CachedAnswer): StoredEntry {
+  const meta: Record<string, string | number | boolean> = {
+    status: answer.status,
+    contentType: answer.contentType,
+    freshUntil: answer.times.freshUntil,
+    revalidateUntil: answer.times.revalidateUntil,
+    errorUntil: answer.times.errorUntil,
+  }
+  if (answer.location !== undefined) meta['location'] = answer.location
+  return { value: answer.body, storedAt: answer.storedAt, meta }
+}
+
+function fromEntry(entry: StoredEntry): CachedAnswer | undefined {
+  const meta = entry.meta ?? {}
+  const { status, contentType, freshUntil, revalidateUntil, errorUntil, location } = meta
+  if (typeof status !== 'number' || typeof contentType !== 'string') return undefined
+  if (typeof freshUntil !== 'number' || typeof revalidateUntil !== 'number' || typeof errorUntil !== 'number') return undefined
+  return {
+    status,
+    contentType,
+    ...(typeof location === 'string' ? { location } : {}),
+    body: entry.value,
+    storedAt: entry.storedAt,
+    cacheable: true,
+    times: { storedAt: entry.storedAt, freshUntil, revalidateUntil, errorUntil },
+  }
 }
 
 export function createReadThrough(options: ReadThroughOptions): ReadThrough {
-  const cache = new LRUCache<string, StoredAnswer>({
-    maxSize: options.maxBytes,
-    sizeCalculation: (answer, key) => Math.max(1, answer.body.length + key.length + 256),
-  })
-  const flights = createSingleFlight<StoredAnswer>()
+  const flights = createSingleFlight<CachedAnswer>()
+  const background = new Set<Promise<unknown>>()
+
+  async function lookup(key: string): Promise<CachedAnswer | undefined> {
+    for (let i = 0; i < options.tiers.length; i++) {
+      const entry = await options.tiers[i]!.get(key)
+      const answer = entry && fromEntry(entry)
+      if (!answer) continue
+      // Promote into the faster tiers for what is left of its life.
+      const keep = retentionMs(answer.times, options.now())
+      for (const faster of options.tiers.slice(0, i)) void faster.set(key, toEntry(answer), keep)
+      return answer
+    }
+    return undefined
+  }
+
+  async function fetchAndStore(key: string, pathAndQuery: string, store: boolean): Promise<CachedAnswer> {
+    const loaded = await options.load(pathAndQuery)
+    const answer: CachedAnswer = { ...loaded, times: entryTimes(loaded.storedAt, loaded.status, options.policy, options.random) }
+    if (store && loaded.cacheable) {
+      const keep = retentionMs(answer.times, options.now())
+      await Promise.all(options.tiers.map((tier) => tier.set(key, toEntry(answer), keep)))
+    }
+    return answer
+  }
+
+  function refresh(key: string, pathAndQuery: string, store: boolean): Promise<CachedAnswer> {
+    return flights.run(key, () => fetchAndStore(key, pathAndQuery, store))
+  }
 
   return {
     async get(key, pathAndQuery, { store = true } = {}) {
-      const cached = store ? cache.get(key) : undefined
-      if (cached && options.now() - cached.storedAt < options.ttlMs) return { answer: cached, outcome: 'hit' }
+      const cached = store ? await lookup(key) : undefined
+      const state = cached ? freshness(cached.times, options.now()) : 'expired'
+      if (cached && state === 'fresh') return { answer: cached, outcome: 'hit' }
+      if (cached && state === 'stale-while-revalidate') {
+        // RFC 5861 §3: answer now, refresh once in the background.
+        if (!flights.has(key)) {
+          const pending = refresh(key, pathAndQuery, store).catch((error: unknown) => {
+            options.logger.warn({ err: error, key }, 'background refresh of a read-through entry failed')
+          })
+          background.add(pending)
+          void pending.finally(() => background.delete(pending))
+        }
+        return { answer: cached, outcome: 'stale' }
+      }
       const joining = flights.has(key)
-      const answer = await flights.run(key, async () => {
-        const loaded = await options.load(pathAndQuery)
-        if (store && loaded.cacheable && options.ttlMs > 0) cache.set(key, loaded)
-        else cache.delete(key)
-        return loaded
-      })
-      return { answer, outcome: joining ? 'coalesced' : 'miss' }
+      try {
+        const answer = await refresh(key, pathAndQuery, store)
+        return { answer, outcome: joining ? 'coalesced' : 'miss' }
+      } catch (error) {
+        // RFC 5861 §4: within stale-if-error, the last good answer beats a failure.
+        if (cached && state === 'stale-if-error') return { answer: cached, outcome: 'stale-error' }
+        throw error
+      }
     },
-    clear: () => cache.clear(),
-    get entries() {
-      return cache.size
-    },
-    get bytes() {
-      return cache.calculatedSize
+    async settled() {
+      await Promise.allSettled([...background])
     },
   }
-
 }

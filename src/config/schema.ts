@@ -27,6 +27,10 @@ export interface Config {
   readonly upstreamMaxBodyBytes: number
   readonly cacheTtlMs: number
   readonly cacheMaxBytes: number
+  readonly cacheNegativeTtlMs: number
+  readonly cacheStaleWhileRevalidateMs: number
+  readonly cacheStaleIfErrorMs: number
+  readonly cacheTtlJitterPercent: number
   readonly renderCacheMaxBytes: number
   readonly clientMaxAgeMs: number
   readonly clientStaleWhileRevalidateMs: number
@@ -115,6 +119,22 @@ export const schema = {
   cacheTtlMs: {
     name: 'CACHE_TTL', kind: 'duration', default: '30s', min: 0,
     doc: 'Freshness of read-through entries (queries the tree index cannot answer); 0 revalidates every time.',
+  },
+  cacheNegativeTtlMs: {
+    name: 'CACHE_NEGATIVE_TTL', kind: 'duration', default: '10s', min: 0,
+    doc: "Freshness of the CMS's 400 and 404 answers to read-through queries.",
+  },
+  cacheStaleWhileRevalidateMs: {
+    name: 'CACHE_STALE_WHILE_REVALIDATE', kind: 'duration', default: '60s', min: 0,
+    doc: 'After CACHE_TTL, how long a read-through entry is still served while one background request refreshes it.',
+  },
+  cacheStaleIfErrorMs: {
+    name: 'CACHE_STALE_IF_ERROR', kind: 'duration', default: '24h', min: 0,
+    doc: 'After CACHE_TTL, how long a read-through entry is still served while the CMS fails.',
+  },
+  cacheTtlJitterPercent: {
+    name: 'CACHE_TTL_JITTER_PERCENT', kind: 'int', default: '10', min: 0, max: 50,
+    doc: 'Up to this share of CACHE_TTL is taken off each entry at random, so entries stored together expire apart.',
   },
   cacheMaxBytes: {
     name: 'CACHE_MAX_BYTES', kind: 'bytes', default: '64mb', min: 1024,

@@ -5,7 +5,7 @@
  */
 import { LRUCache } from 'lru-cache'
 import { isProxyError } from '../errors.js'
-import type { ReadThrough, ReadThroughOutcome, StoredAnswer } from '../cache/read-through.js'
+import type { CachedAnswer, ReadThrough, ReadThroughOutcome } from '../cache/read-through.js'
 import { planDetail } from '../query/plan-detail.js'
 import { planFind } from '../query/plan-find.js'
 import { planListing } from '../query/plan-listing.js'
@@ -99,13 +99,18 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     return answer
   }
 
-  function statusOf(outcome: ReadThroughOutcome, stored: StoredAnswer): string {
-    if (outcome === 'hit') return cacheStatus.hit
-    if (outcome === 'coalesced') return cacheStatus.collapsed
-    return cacheStatus.miss(stored.cacheable)
+  function statusOf(outcome: ReadThroughOutcome, stored: CachedAnswer): string {
+    const past = (options.now() - stored.times.freshUntil) / 1000
+    switch (outcome) {
+      case 'hit': return cacheStatus.hit
+      case 'coalesced': return cacheStatus.collapsed
+      case 'stale': return cacheStatus.stale(past, 'revalidating')
+      case 'stale-error': return cacheStatus.stale(past, 'cms-error')
+      case 'miss': return cacheStatus.miss(stored.cacheable)
+    }
   }
 
-  function toAnswer(stored: StoredAnswer, outcome: ReadThroughOutcome): HttpAnswer {
+  function toAnswer(stored: CachedAnswer, outcome: ReadThroughOutcome): HttpAnswer {
     const status = statusOf(outcome, stored)
     const age = String(Math.max(0, Math.floor((options.now() - stored.storedAt) / 1000)))
     if (stored.status === 302 && stored.location !== undefined) {
@@ -120,11 +125,13 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     return { status: stored.status, headers, body: stored.body }
   }
 
-  async function readThrough(relative: string, params?: QueryParams): Promise<HttpAnswer> {
+  async function readThrough(snapshot: Snapshot, relative: string, params?: QueryParams): Promise<HttpAnswer> {
     try {
       // `order=random` is a new order every time (spec §3): never replay it.
       const store = params?.get('order') !== 'random'
-      const { answer, outcome } = await options.readThrough.get(relative, relative, { store })
+      // Search and ordering results follow the tree: a changed tree (new fingerprint) means new keys.
+      const key = `${snapshot.fingerprint}:${relative}`
+      const { answer, outcome } = await options.readThrough.get(key, relative, { store })
       return toAnswer(answer, outcome)
     } catch (error) {
       options.logger.warn({ err: error, query: relative }, 'read-through to the CMS failed')
@@ -140,7 +147,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const params = paramsOf(request)
       const plan = planListing(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') return readThrough(forwardedQuery(params), params)
+      if (plan.kind === 'forward') return readThrough(snapshot, forwardedQuery(params), params)
       const key = listKey(snapshot.version, plan.query)
       let body = rendered.get(key)
       if (!body) {
@@ -159,7 +166,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const params = paramsOf(request)
       const plan = planDetail(pathId, params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') return readThrough(`${BigInt(pathId)}/${forwardedQuery(params)}`)
+      if (plan.kind === 'forward') return readThrough(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`)
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
       return indexAnswer(page.detail)
@@ -173,7 +180,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
         const query = djangoUrlencode(params.lists())
-        return readThrough(`find/${query === '' ? '' : `?${query}`}`)
+        return readThrough(snapshot, `find/${query === '' ? '' : `?${query}`}`)
       }
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''

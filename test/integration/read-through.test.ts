@@ -72,16 +72,78 @@ describe('read-through', () => {
     expect(responses.every((r) => r.status === 200)).toBe(true)
   })
 
-  it('asks the CMS again once CACHE_TTL has passed, and not before (injected clock)', async () => {
+  describe('freshness windows (injected clock, no sleeping)', () => {
     let clock = 1_700_000_000_000
-    h = await startShield({ env: { CACHE_TTL: '30s' }, deps: { now: () => clock } })
+    const env = { CACHE_TTL: '30s', CACHE_STALE_WHILE_REVALIDATE: '60s', CACHE_STALE_IF_ERROR: '1h', CACHE_NEGATIVE_TTL: '5s', CACHE_TTL_JITTER_PERCENT: '0' }
+    const start = async () => {
+      clock = 1_700_000_000_000
+      h = await startShield({ env, deps: { now: () => clock, random: () => 0 } })
+      h.origin.resetHits()
+      return h
+    }
+    const url = '/api/v1/cms/pages/?order=title&limit=3'
+
+    it('does not ask the CMS while the entry is fresh', async () => {
+      const harness = await start()
+      await harness.get(url)
+      clock += 29_999
+      expect((await harness.get(url)).headers['cache-status']).toBe('cms-shield; hit')
+      expect(harness.origin.hits.total).toBe(1)
+    })
+
+    it('serves stale within stale-while-revalidate and refreshes once in the background', async () => {
+      const harness = await start()
+      await harness.get(url)
+      clock += 40_000
+      const responses = await Promise.all(Array.from({ length: 20 }, () => harness.get(url)))
+      expect(responses.every((r) => r.status === 200)).toBe(true)
+      expect(responses[0]!.headers['cache-status']).toBe('cms-shield; hit; ttl=-10; detail=revalidating')
+      await harness.app.shield.readThrough.settled()
+      expect(harness.origin.hits.total).toBe(2)
+      expect((await harness.get(url)).headers['cache-status']).toBe('cms-shield; hit')
+    })
+
+    it('serves stale while the CMS fails within stale-if-error, and never overwrites the good entry', async () => {
+      const harness = await start()
+      const good = await harness.get(url)
+      harness.origin.setFault(() => ({ type: 'status', status: 503 }))
+      clock += 30_000 + 60_000 + 1
+      const served = await harness.get(url)
+      expect(served.status).toBe(200)
+      expect(served.body).toBe(good.body)
+      expect(served.headers['cache-status']).toMatch(/^cms-shield; hit; ttl=-\d+; detail=cms-error$/)
+      // Still the good entry after the failure, and the CMS is asked again next time.
+      const again = await harness.get(url)
+      expect(again.body).toBe(good.body)
+      expect(harness.origin.hits.total).toBe(3)
+      // Past stale-if-error, a failing CMS is a 502.
+      clock += 3_600_000
+      expect((await harness.get(url)).status).toBe(502)
+    })
+
+    it('keeps the CMS\'s 400/404 for CACHE_NEGATIVE_TTL only', async () => {
+      const harness = await start()
+      const bad = '/api/v1/cms/pages/?order=nonsense'
+      expect((await harness.get(bad)).status).toBe(400)
+      clock += 4_999
+      await harness.get(bad)
+      expect(harness.origin.hits.total).toBe(1)
+      clock += 1
+      await harness.get(bad)
+      await harness.app.shield.readThrough.settled()
+      expect(harness.origin.hits.total).toBe(2)
+    })
+  })
+
+  it('spreads expiry with CACHE_TTL_JITTER_PERCENT: never later than CACHE_TTL, at most that share earlier', async () => {
+    let clock = 0
+    let r = 0.99
+    h = await startShield({ env: { CACHE_TTL: '100s', CACHE_TTL_JITTER_PERCENT: '20', CACHE_STALE_WHILE_REVALIDATE: '0s' }, deps: { now: () => clock, random: () => r } })
     h.origin.resetHits()
-    await h.get('/api/v1/cms/pages/?order=title')
-    clock += 29_999
-    await h.get('/api/v1/cms/pages/?order=title')
-    expect(h.origin.hits.total).toBe(1)
-    clock += 1
-    await h.get('/api/v1/cms/pages/?order=title')
+    await h.get('/api/v1/cms/pages/?order=slug')
+    r = 0
+    clock = 80_300 // 100 s less 19.8 % jitter = 80.2 s
+    await h.get('/api/v1/cms/pages/?order=slug')
     expect(h.origin.hits.total).toBe(2)
   })
 

@@ -1,0 +1,172 @@
+/**
+ * Real Redis servers for tests. `startRedis()` always starts a private `redis-server` child on a
+ * free port of 127.0.0.1, for tests that stop, kill, pause or restart it; `sharedRedisUrl()` reuses
+ * a Redis already listening on 127.0.0.1:6379 (or starts one private server per process) for
+ * tests that only need a Redis. Every child is SIGKILLed when the process exits.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createConnection, createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { setTimeout as sleep } from 'node:timers/promises'
+
+export interface RedisServer {
+  /** `redis://127.0.0.1:<port>` */
+  readonly url: string
+  readonly port: number
+  /** True: this process started the server and may stop it (always, for `startRedis`). */
+  readonly owned: boolean
+  /** SIGTERM, then SIGKILL if it has not exited within 3 s. */
+  stop(): Promise<void>
+  /** SIGKILL: the connection drops as it would on a crash. */
+  kill(): Promise<void>
+  /** Starts it again on the same port (stopping it first if it runs) and waits for PING. */
+  restart(): Promise<void>
+  /** SIGSTOP: connections stay open but nothing answers, as with a hung or overloaded Redis. */
+  pause(): void
+  /** SIGCONT */
+  resume(): void
+}
+
+const STARTUP_DEADLINE_MS = 5000
+const SHARED_URL = 'redis://127.0.0.1:6379'
+
+const children = new Set<ChildProcess>()
+let cleanupRegistered = false
+
+export async function startRedis(): Promise<RedisServer> {
+  registerCleanup()
+  let port = await freePort()
+  let child: ChildProcess
+  // The free port can be taken between finding it and Redis binding it; try another then.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      child = await launch(port)
+      break
+    } catch (error) {
+      if (attempt === 3 || !/address already in use/i.test(String(error))) throw error
+      port = await freePort()
+    }
+  }
+  const terminate = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = once(child, 'exit')
+    child.kill(signal)
+    if (signal !== 'SIGKILL') {
+      child.kill('SIGCONT') // a paused server handles SIGTERM only once it runs again
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
+      await exited.finally(() => clearTimeout(timer))
+    } else {
+      await exited
+    }
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    owned: true,
+    stop: () => terminate('SIGTERM'),
+    kill: () => terminate('SIGKILL'),
+    async restart() {
+      await terminate('SIGKILL')
+      child = await launch(port)
+    },
+    pause: () => void child.kill('SIGSTOP'),
+    resume: () => void child.kill('SIGCONT'),
+  }
+}
+
+let shared: Promise<string> | undefined
+
+/** A Redis URL for tests that only need a Redis: the one on 6379 if it answers, else a private one per process. */
+export function sharedRedisUrl(): Promise<string> {
+  shared ??= (async () => ((await ping(6379, 300)) ? SHARED_URL : (await startRedis()).url))().catch((error: unknown) => {
+    shared = undefined
+    throw error
+  })
+  return shared
+}
+
+/** Whether something on 127.0.0.1:`port` answers PING with PONG within `timeoutMs`. */
+export function ping(port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port })
+    let received = ''
+    const done = (answer: boolean) => {
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(answer)
+    }
+    const timer = setTimeout(() => done(false), timeoutMs)
+    socket.on('connect', () => socket.write('PING\r\n'))
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1')
+      if (received.includes('\r\n')) done(received.startsWith('+PONG'))
+    })
+    socket.on('error', () => done(false))
+    socket.on('close', () => done(false))
+  })
+}
+
+async function launch(port: number): Promise<ChildProcess> {
+  const binary = process.env.REDIS_SERVER_BIN ?? 'redis-server'
+  // No persistence: nothing is written to disk and a restarted server starts empty.
+  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()]
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  children.add(child)
+  let output = ''
+  const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-4000))
+  child.stdout?.on('data', keep)
+  child.stderr?.on('data', keep)
+  let failure: Error | undefined
+  child.on('error', (error: NodeJS.ErrnoException) => {
+    failure =
+      error.code === 'ENOENT'
+        ? new Error(`cannot start Redis for the tests: no '${binary}' binary on PATH; install it with \`apt-get install -y redis-server\` (or set REDIS_SERVER_BIN)`)
+        : error
+  })
+  child.on('exit', () => {
+    children.delete(child)
+    failure ??= new Error(`redis-server on port ${port} exited during startup:\n${output}`)
+  })
+  const deadline = performance.now() + STARTUP_DEADLINE_MS
+  while (performance.now() < deadline) {
+    if (failure) throw failure
+    if (await ping(port, 250)) return child
+    await sleep(20)
+  }
+  child.kill('SIGKILL')
+  throw new Error(`redis-server on port ${port} did not answer PING within ${STARTUP_DEADLINE_MS} ms:\n${output}`)
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const address = server.address()
+  server.close()
+  await once(server, 'close')
+  if (address === null || typeof address === 'string') throw new Error('could not find a free port')
+  return address.port
+}
+
+/**
+ * SIGKILL every server at exit, whatever the tests did: an orphaned redis-server would hold its
+ * port and memory after the run. On SIGINT/SIGTERM the default handling is restored afterwards
+ * unless someone else (the test runner) handles the signal.
+ */
+function registerCleanup(): void {
+  if (cleanupRegistered) return
+  cleanupRegistered = true
+  const killAll = () => {
+    for (const child of children) child.kill('SIGKILL')
+    children.clear()
+  }
+  process.on('exit', killAll)
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+    const onSignal = () => {
+      killAll()
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
+    }
+    process.once(signal, onSignal)
+  }
+}
