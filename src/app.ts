@@ -8,6 +8,9 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
 import { createMemoryStore } from './cache/stores/memory-store.js'
+import { createSharedTier, type SharedTier } from './cache/shared-tier.js'
+import { createSnapshotFile } from './persist/snapshot-file.js'
+import { createSnapshotPersistence, type SnapshotPersistence } from './persist/snapshot-persistence.js'
 import type { Config } from './config/load-config.js'
 import { createUrlRewriter } from './json/rewrite-detail-urls.js'
 import { methodNotAllowedAnswer, NOT_FOUND_ANSWER, proxyFailureAnswer } from './http/answers.js'
@@ -38,6 +41,9 @@ export interface Shield {
   readonly sync: SyncService
   readonly readThrough: ReadThrough
   readonly pages: PagesService
+  /** Redis, when configured. */
+  readonly shared: SharedTier | undefined
+  readonly persistence: SnapshotPersistence | undefined
 }
 
 declare module 'fastify' {
@@ -86,8 +92,10 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   }
 
   const memoryTier = createMemoryStore({ maxBytes: config.cacheMaxBytes, now })
+  const shared = createSharedTier(config, app.log, now)
   const readThrough = createReadThrough({
-    tiers: [memoryTier],
+    tiers: shared ? [memoryTier, shared.store] : [memoryTier],
+    ...(shared ? { sharedFlight: shared.flight } : {}),
     policy: {
       ttlMs: config.cacheTtlMs,
       negativeTtlMs: config.cacheNegativeTtlMs,
@@ -114,7 +122,10 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     ...(deps.timers ? { timers: deps.timers } : {}),
     // Rendered bodies belong to the old snapshot. Read-through keys carry the snapshot's
     // fingerprint, so a changed tree starts them afresh on every instance.
-    onSnapshot: () => pages.onSnapshotChanged(),
+    onSnapshot: (snapshot, _previous, source) => {
+      pages.onSnapshotChanged()
+      if (source === 'sync') void persistence?.save(snapshot)
+    },
   })
   // Declared after the sync (whose callback uses it) because it reads the sync's snapshot.
   const pages: PagesService = createPagesService({
@@ -131,14 +142,22 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     logger: app.log,
   })
 
-  app.decorate('shield', { config, sync, readThrough, pages })
+  const targets = [
+    ...(config.snapshotFile === undefined ? [] : [createSnapshotFile({ path: config.snapshotFile, logger: app.log })]),
+    ...(shared ? [shared.snapshotTarget] : []),
+  ]
+  const persistence = targets.length === 0
+    ? undefined
+    : createSnapshotPersistence({ targets, upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl, logger: app.log, now })
+
+  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence })
 
   // The API takes no bodies: accept any content type (so a POST gets DRF's 405, not a 415) and drop it.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, _body, done) => done(null, undefined))
 
   registerPagesRoutes(app, pages)
-  registerHealthRoutes(app, sync, now)
+  registerHealthRoutes(app, sync, now, shared ? () => shared.isUp() : undefined)
   // Methods Fastify has no route for (PROPFIND, SEARCH…) still get DRF's 405 on the API's paths.
   app.setNotFoundHandler((request, reply) => {
     const path = (request.raw.url ?? '/').split('?')[0]!
@@ -161,11 +180,20 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     done()
   })
   app.addHook('onReady', async () => {
+    // Warm start: serve the newest stored snapshot at once, then sync in the background.
+    if (persistence) {
+      if (shared) await shared.waitUntilUp(Math.min(1000, config.redisCommandTimeoutMs * 4))
+      const loaded = await persistence.loadNewest()
+      if (loaded && sync.adopt(loaded.snapshot)) {
+        app.log.info({ source: loaded.source, version: loaded.snapshot.version, pages: loaded.snapshot.pages.length }, 'serving a stored snapshot')
+      }
+    }
     if (deps.autoSync ?? true) sync.start()
   })
   app.addHook('onClose', async () => {
     await sync.stop()
     await http.close()
+    await shared?.close()
   })
   return app
 }

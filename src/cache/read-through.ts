@@ -7,6 +7,7 @@
  * @module
  */
 import { entryTimes, freshness, retentionMs, type EntryTimes, type ReadThroughPolicy } from './cache-policy.js'
+import type { SharedFlight } from './shared-flight.js'
 import { createSingleFlight } from './single-flight.js'
 import type { CacheStore, StoredEntry } from './stores/cache-store.js'
 
@@ -33,6 +34,8 @@ export interface ReadThroughOptions {
   /** Fastest first; an answer found in a slower tier is copied into the faster ones. */
   readonly tiers: readonly CacheStore[]
   readonly policy: ReadThroughPolicy
+  /** With Redis: one CMS request per key across instances, not only in this process. */
+  readonly sharedFlight?: SharedFlight
   readonly now: () => number
   readonly random: () => number
   readonly logger: { warn(details: object, message: string): void }
@@ -110,8 +113,23 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
     return answer
   }
 
+  /** A fresh answer from any tier: what another instance has just stored, for instance. */
+  async function lookupFresh(key: string): Promise<CachedAnswer | undefined> {
+    for (const tier of options.tiers) {
+      const entry = await tier.get(key)
+      const answer = entry && fromEntry(entry)
+      if (answer && freshness(answer.times, options.now()) === 'fresh') return answer
+    }
+    return undefined
+  }
+
   function refresh(key: string, pathAndQuery: string, store: boolean): Promise<CachedAnswer> {
-    return flights.run(key, () => fetchAndStore(key, pathAndQuery, store))
+    const shared = options.sharedFlight
+    return flights.run(key, () =>
+      shared && store
+        ? shared.run(key, () => fetchAndStore(key, pathAndQuery, store), () => lookupFresh(key))
+        : fetchAndStore(key, pathAndQuery, store),
+    )
   }
 
   return {

@@ -16,7 +16,7 @@ const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\
 /** The README's markdown table: Variable, Default, Meaning (limits appended to the meaning). */
 export function renderConfigTable(): string {
   const rows = variables().map(([, variable]) => {
-    const fallback = variable.required === true ? '**required**' : `\`${variable.default}\``
+    const fallback = variable.required === true ? '**required**' : variable.optional === true ? 'unset' : `\`${variable.default}\``
     const limits = describeLimits(variable)
     const meaning = limits === undefined ? variable.doc : `${variable.doc} Allowed: ${limits}.`
     return `| \`${variable.name}\` | ${cell(fallback)} | ${cell(meaning)} |`
@@ -32,6 +32,8 @@ export function renderExampleEnv(): string {
     if (limits !== undefined) lines.push(`# Allowed: ${limits}.`)
     if (variable.required === true) {
       lines.push('# Required.', `${variable.name}=${variable.example}`)
+    } else if (variable.optional === true) {
+      lines.push('# Optional (unset by default).', `# ${variable.name}=${variable.example}`)
     } else {
       lines.push(`# Default: ${variable.default}`, `# ${variable.name}=${variable.default}`)
     }

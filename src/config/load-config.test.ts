@@ -40,6 +40,8 @@ describe('loadConfig', () => {
       cacheStaleIfErrorMs: 86_400_000,
       cacheTtlJitterPercent: 10,
       renderCacheMaxBytes: 64 * 1024 * 1024,
+      redisPrefix: 'cms-shield:',
+      redisCommandTimeoutMs: 250,
       clientMaxAgeMs: 30_000,
       clientStaleWhileRevalidateMs: 60_000,
       clientStaleIfErrorMs: 86_400_000,
@@ -48,7 +50,7 @@ describe('loadConfig', () => {
 
   it('has a default for every optional variable that its own parser accepts', () => {
     for (const [, variable] of variables()) {
-      expect(variable.required === true || variable.default !== undefined, variable.name).toBe(true)
+      expect(variable.required === true || variable.optional === true || variable.default !== undefined, variable.name).toBe(true)
       if (variable.default !== undefined) expect(parseValue(variable, variable.default).ok, variable.name).toBe(true)
     }
   })
@@ -137,6 +139,15 @@ describe('describeConfig', () => {
   it('returns every key of the config for logging', () => {
     const config = loadConfig(REQUIRED)
     expect(describeConfig(config)).toEqual({ ...config })
+  })
+
+  it('redacts the Redis password and refuses two ways to reach Redis at once', () => {
+    const config = loadConfig({ ...REQUIRED, REDIS_URL: 'redis://127.0.0.1:6379', REDIS_PASSWORD: 'hunter2' })
+    expect(config.redisPassword).toBe('hunter2')
+    expect(describeConfig(config)['redisPassword']).toBe('[redacted]')
+    expect(JSON.stringify(describeConfig(config))).not.toContain('hunter2')
+    expect(() => loadConfig({ ...REQUIRED, REDIS_URL: 'redis://a', REDIS_CLUSTER_NODES: 'b:1' })).toThrow(/REDIS_URL, REDIS_CLUSTER_NODES: set only one of them/)
+    expect(() => loadConfig({ ...REQUIRED, REDIS_SENTINELS: 'a:26379' })).toThrow(/REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS/)
   })
 })
 

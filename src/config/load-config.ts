@@ -39,12 +39,19 @@ export function loadConfig(env: Env = process.env): Config {
     const given = env[variable.name]?.trim()
     const text = given === undefined || given === '' ? variable.default : given
     if (text === undefined) {
-      problems.push(`${variable.name}: is required (${variable.doc})`)
+      if (variable.optional !== true) problems.push(`${variable.name}: is required (${variable.doc})`)
       continue
     }
     const result = parseValue(variable, text)
     if (result.ok) values[key] = result.value
     else problems.push(`${variable.name}: got ${quote(variable, text)}, expected ${describeExpected(variable)}`)
+  }
+
+  // Sentinel needs its master's name; only one way to reach Redis makes sense.
+  const ways = ['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'].filter((name) => (env[name]?.trim() ?? '') !== '')
+  if (ways.length > 1) problems.push(`${ways.join(', ')}: set only one of them`)
+  if ((env['REDIS_SENTINELS']?.trim() ?? '') !== '' && (env['REDIS_SENTINEL_NAME']?.trim() ?? '') === '') {
+    problems.push('REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS')
   }
 
   if (problems.length > 0) {
@@ -66,6 +73,7 @@ function quote(variable: Variable, text: string): string {
 export function describeConfig(config: Config): Readonly<Record<string, unknown>> {
   const out: Record<string, unknown> = {}
   for (const [key, variable] of variables()) {
+    if (config[key] === undefined) continue
     out[key] = variable.secret === true ? REDACTED : config[key]
   }
   return Object.freeze(out)

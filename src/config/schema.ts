@@ -32,6 +32,15 @@ export interface Config {
   readonly cacheStaleIfErrorMs: number
   readonly cacheTtlJitterPercent: number
   readonly renderCacheMaxBytes: number
+  /** Redis, shared by every instance; all unset = no Redis (everything in this process). */
+  readonly redisUrl: string | undefined
+  readonly redisSentinels: string | undefined
+  readonly redisSentinelName: string | undefined
+  readonly redisClusterNodes: string | undefined
+  readonly redisPassword: string | undefined
+  readonly redisPrefix: string
+  readonly redisCommandTimeoutMs: number
+  readonly snapshotFile: string | undefined
   readonly clientMaxAgeMs: number
   readonly clientStaleWhileRevalidateMs: number
   readonly clientStaleIfErrorMs: number
@@ -39,10 +48,11 @@ export interface Config {
 
 export type VariableKind = 'url' | 'string' | 'enum' | 'int' | 'bytes' | 'duration' | 'bool'
 
-/** Either required (with an example for docs) or defaulted: never both, never neither. */
+/** Required (with an example for docs), defaulted, or optional (unset turns a feature off). */
 type Presence =
-  | { readonly required: true; readonly example: string; readonly default?: never }
-  | { readonly default: string; readonly required?: never; readonly example?: never }
+  | { readonly required: true; readonly example: string; readonly default?: never; readonly optional?: never }
+  | { readonly default: string; readonly required?: never; readonly example?: never; readonly optional?: never }
+  | { readonly optional: true; readonly example: string; readonly required?: never; readonly default?: never }
 
 type Common = Presence & {
   /** The environment variable's name. */
@@ -62,9 +72,9 @@ export type BoolVariable = Common & { readonly kind: 'bool' }
 export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable
 
 // `[T] extends [...]` keeps the union LogLevel from distributing into one case per member.
-type VariableFor<T> = [T] extends [number] ? NumberVariable
-  : [T] extends [boolean] ? BoolVariable
-    : [T] extends [string] ? TextVariable | EnumVariable
+type VariableFor<T> = [Exclude<T, undefined>] extends [number] ? NumberVariable
+  : [Exclude<T, undefined>] extends [boolean] ? BoolVariable
+    : [Exclude<T, undefined>] extends [string] ? TextVariable | EnumVariable
       : never
 
 const SECOND = 1_000
@@ -143,6 +153,38 @@ export const schema = {
   renderCacheMaxBytes: {
     name: 'RENDER_CACHE_MAX_BYTES', kind: 'bytes', default: '64mb', min: 1024,
     doc: 'Memory for rendered list bodies (LRU).',
+  },
+  redisUrl: {
+    name: 'REDIS_URL', kind: 'string', optional: true, example: 'redis://127.0.0.1:6379',
+    doc: 'Standalone Redis (`redis://` or `rediss://`) shared by every instance: read-through entries and the last good snapshot. Unset: no Redis.',
+  },
+  redisSentinels: {
+    name: 'REDIS_SENTINELS', kind: 'string', optional: true, example: 'sentinel-1:26379,sentinel-2:26379',
+    doc: 'Redis Sentinel addresses (`host:port,…`), instead of REDIS_URL; needs REDIS_SENTINEL_NAME.',
+  },
+  redisSentinelName: {
+    name: 'REDIS_SENTINEL_NAME', kind: 'string', optional: true, example: 'mymaster',
+    doc: 'The master name the Sentinels watch.',
+  },
+  redisClusterNodes: {
+    name: 'REDIS_CLUSTER_NODES', kind: 'string', optional: true, example: 'redis-1:6379,redis-2:6379',
+    doc: 'Seed nodes of a Redis Cluster (`host:port,…`), instead of REDIS_URL.',
+  },
+  redisPassword: {
+    name: 'REDIS_PASSWORD', kind: 'string', optional: true, example: 'change-me', secret: true,
+    doc: "Redis password (overrides one in REDIS_URL; for Sentinel and Cluster, the data nodes').",
+  },
+  redisPrefix: {
+    name: 'REDIS_PREFIX', kind: 'string', default: 'cms-shield:',
+    doc: 'Put before every Redis key and channel, so several deployments can share one Redis.',
+  },
+  redisCommandTimeoutMs: {
+    name: 'REDIS_COMMAND_TIMEOUT', kind: 'duration', default: '250ms', min: 10,
+    doc: 'A Redis command not answered within this counts as a miss; requests fall back to this process.',
+  },
+  snapshotFile: {
+    name: 'SNAPSHOT_FILE', kind: 'string', optional: true, example: '/var/lib/cms-shield/snapshot.bin',
+    doc: 'File that keeps the last good snapshot, so a restart serves at once even with the CMS down. Unset: none.',
   },
   clientMaxAgeMs: {
     name: 'CLIENT_MAX_AGE', kind: 'duration', default: '30s', min: 0,

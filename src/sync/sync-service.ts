@@ -37,8 +37,8 @@ export interface SyncServiceOptions {
   readonly timers?: Timers
   /** How often a long sync logs its progress. */
   readonly progressEveryMs?: number
-  /** Called after a snapshot with different content was swapped in. */
-  readonly onSnapshot?: (snapshot: Snapshot, previous: Snapshot | undefined) => void
+  /** Called after a snapshot with different content was swapped in (by a sync, or adopted from storage). */
+  readonly onSnapshot?: (snapshot: Snapshot, previous: Snapshot | undefined, source: 'sync' | 'storage') => void
 }
 
 export type SyncResult =
@@ -58,6 +58,11 @@ export interface SyncService {
   readonly status: SyncStatus
   /** Starts the loop: a sync now, then on schedule. */
   start(): void
+  /**
+   * Serves a snapshot loaded from storage (warm start) until a sync brings a newer one; ignored
+   * once the service has a snapshot of its own.
+   */
+  adopt(snapshot: Snapshot): boolean
   /** Runs a sync now, or joins the one running. Never throws: the outcome says what happened. */
   syncNow(): Promise<SyncResult>
   /** Stops the loop and cancels a sync in flight. */
@@ -126,7 +131,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       status.consecutiveFailures = 0
       const durationMs = options.now() - started
       options.logger.info({ pages: pages.length, changed, version: current!.version, durationMs }, 'sync: done')
-      if (changed) options.onSnapshot?.(candidate, previous)
+      if (changed) options.onSnapshot?.(candidate, previous, 'sync')
       return { ok: true, changed, pages: pages.length, durationMs }
     } catch (caught) {
       const error = caught instanceof Error ? caught : new Error(String(caught))
@@ -159,6 +164,13 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     get status() {
       return { ...status, running: running !== undefined }
+    },
+    adopt(snapshot) {
+      if (current) return false
+      current = snapshot
+      dialect = snapshot.dialect
+      options.onSnapshot?.(snapshot, undefined, 'storage')
+      return true
     },
     start() {
       if (!stopped) return

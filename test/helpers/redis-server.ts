@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createConnection, createServer } from 'node:net'
+import { createConnection, createServer, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 
@@ -115,8 +115,12 @@ async function launch(port: number): Promise<ChildProcess> {
   children.add(child)
   let output = ''
   const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-4000))
-  child.stdout?.on('data', keep)
-  child.stderr?.on('data', keep)
+  // A forgotten server must not keep the test process alive; the exit hook kills it.
+  child.unref()
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on('data', keep)
+    if (stream instanceof Socket) stream.unref()
+  }
   let failure: Error | undefined
   child.on('error', (error: NodeJS.ErrnoException) => {
     failure =

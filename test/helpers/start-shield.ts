@@ -20,6 +20,8 @@ export interface Harness {
 
 export interface HarnessOptions {
   readonly origin?: Partial<FakeWagtailOptions>
+  /** Put cms-shield in front of an origin that already runs (several instances, one CMS). */
+  readonly sharedOrigin?: FakeWagtail
   readonly env?: Record<string, string>
   readonly deps?: AppDependencies
   /** Wait for the first sync (default true). */
@@ -27,7 +29,7 @@ export interface HarnessOptions {
 }
 
 export async function startShield(options: HarnessOptions = {}): Promise<Harness> {
-  const origin = await startFakeWagtail({ pages: generateSite(), ...options.origin })
+  const origin = options.sharedOrigin ?? (await startFakeWagtail({ pages: generateSite(), ...options.origin }))
   const config = loadConfig({
     UPSTREAM_URL: origin.url,
     BASE_URL,
@@ -56,7 +58,7 @@ export async function startShield(options: HarnessOptions = {}): Promise<Harness
     },
     async close() {
       await app.close()
-      await origin.close()
+      if (!options.sharedOrigin) await origin.close()
     },
   }
 }

@@ -111,9 +111,6 @@ function watchConnection(client: RedisClient, logger: RedisClientLogger | undefi
     logger?.warn({ err: error }, up ? 'redis: connection lost; reconnecting in the background' : 'redis: cannot connect; retrying in the background')
     up = false
   })
-  client.on('end', () => {
-    up = false
-  })
 }
 
 /** `host:port,host:port` (IPv6 as `[::1]:6379`); a missing port is `defaultPort`. */

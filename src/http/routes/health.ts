@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify'
 import type { SyncService } from '../../sync/sync-service.js'
 
-export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, now: () => number): void {
+export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, now: () => number, redisUp?: () => boolean): void {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -28,6 +28,8 @@ export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, no
         lastError: status.lastError ?? null,
         consecutiveFailures: status.consecutiveFailures,
       },
+      // A down Redis degrades to this process's own tier: visible here, but still ready.
+      redis: redisUp === undefined ? 'off' : redisUp() ? 'up' : 'down',
     }
     return reply.code(snapshot ? 200 : 503).header('cache-control', 'no-store').send(body)
   })

@@ -1,0 +1,90 @@
+/**
+ * Redis, when configured: the shared read-through tier, the cross-instance single flight and the
+ * shared copy of the last good snapshot, over one command connection and one subscriber.
+ * Without Redis settings there is no shared tier and everything lives in the process.
+ * @module
+ */
+import type { Config } from '../config/load-config.js'
+import type { SnapshotTarget } from '../persist/snapshot-persistence.js'
+import { createSharedFlight, type SharedFlight } from './shared-flight.js'
+import { createRedisClient, createRedisStore, isRedisUp, type RedisClient, type RedisStore } from './stores/redis-store.js'
+
+export interface SharedTierLogger {
+  info(details: object, message: string): void
+  warn(details: object, message: string): void
+}
+
+export interface SharedTier {
+  readonly client: RedisClient
+  readonly store: RedisStore
+  readonly flight: SharedFlight
+  readonly snapshotTarget: SnapshotTarget
+  isUp(): boolean
+  /** Resolves when Redis is ready, or after `ms` (a warm start waits this long at most). */
+  waitUntilUp(ms: number): Promise<boolean>
+  close(): Promise<void>
+}
+
+export function hasRedis(config: Config): boolean {
+  return config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined
+}
+
+function bounded<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined
+  return Promise.race([
+    promise.catch(() => undefined),
+    new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
+  ]).finally(() => clearTimeout(timer))
+}
+
+export function createSharedTier(config: Config, logger: SharedTierLogger, now: () => number): SharedTier | undefined {
+  if (!hasRedis(config)) return undefined
+  const clientConfig = {
+    ...(config.redisUrl === undefined ? {} : { url: config.redisUrl }),
+    ...(config.redisSentinels === undefined ? {} : { sentinels: config.redisSentinels }),
+    ...(config.redisSentinelName === undefined ? {} : { sentinelName: config.redisSentinelName }),
+    ...(config.redisClusterNodes === undefined ? {} : { cluster: config.redisClusterNodes }),
+    ...(config.redisPassword === undefined ? {} : { password: config.redisPassword }),
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    connectTimeoutMs: Math.max(1000, config.redisCommandTimeoutMs * 4),
+  }
+  const client = createRedisClient(clientConfig, logger)
+  // A subscribed connection can run no other command: pub/sub gets its own.
+  const subscriber = createRedisClient(clientConfig)
+  const prefix = config.redisPrefix
+  const store = createRedisStore({ redis: client, prefix: `${prefix}rt:`, commandTimeoutMs: config.redisCommandTimeoutMs, now, logger })
+  const flight = createSharedFlight({
+    redis: client,
+    subscriber,
+    prefix,
+    // A holder's CMS request may take up to the upstream timeout (plus a retry's backoff).
+    lockMs: config.upstreamTimeoutMs + 1000,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+  })
+  const snapshotKey = `${prefix}snapshot`
+  // Snapshots are large: reading or writing one gets more time than a cache command.
+  const snapshotTimeoutMs = Math.max(2000, config.redisCommandTimeoutMs * 8)
+  const snapshotTarget: SnapshotTarget = {
+    name: `redis:${snapshotKey}`,
+    read: async () => (await bounded(client.getBuffer(snapshotKey), snapshotTimeoutMs)) ?? undefined,
+    write: async (buf) => {
+      await bounded(client.set(snapshotKey, buf), snapshotTimeoutMs)
+    },
+  }
+  return {
+    client,
+    store,
+    flight,
+    snapshotTarget,
+    isUp: () => isRedisUp(client),
+    async waitUntilUp(ms) {
+      if (isRedisUp(client)) return true
+      await bounded(new Promise<void>((resolve) => client.once('ready', () => resolve())), ms)
+      return isRedisUp(client)
+    },
+    async close() {
+      subscriber.disconnect()
+      client.disconnect()
+    },
+  }
+}

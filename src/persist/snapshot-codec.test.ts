@@ -1,0 +1,315 @@
+import { createHash } from 'node:crypto'
+import { brotliCompressSync, gzipSync } from 'node:zlib'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
+import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import {
+  decodeSnapshot, encodeSnapshot, encodeSnapshotAsync, encodeSnapshotOf, encodeSnapshotOfAsync, loadSnapshot, pagesOfSnapshot,
+  readSnapshotMetadata, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION, tryDecodeSnapshot, type SnapshotCompression,
+} from './snapshot-codec.js'
+
+const ORIGIN = { upstreamUrl: 'https://cms.example.com/wagtail', baseUrl: 'https://api.example.com' }
+const DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: false }
+
+function page(id: number, parentId: number | null, extra: Partial<SyncedPage> = {}): SyncedPage {
+  return {
+    id, parentId, type: 'blog.BlogPage', title: `Page ${id}`, slug: `page-${id}`, showInMenus: id % 2 === 0, seoTitle: '',
+    searchDescription: '', listItem: `{"id": ${id}}`, detail: `{"id": ${id}, "meta": {"detail_url": "https://api.example.com/api/v1/cms/pages/${id}/"}}`,
+    ...extra,
+  }
+}
+
+function smallSnapshot(): Snapshot {
+  return buildSnapshot(
+    [
+      page(3, null, { type: 'home.HomePage', title: 'Home ☃', detail: '{"big": 123456789012345678901234567890, "ls": "\u2028\u2029"}' }),
+      page(4, 3, { typedListItem: '{"id": 4, "html_url": "https://elsewhere.example/"}' }),
+      page(6, 4),
+      page(5, 3, { seoTitle: 'SEO', searchDescription: 'déjà vu' }),
+    ],
+    { version: 7, syncedAt: 1_700_000_000_123, dialect: DIALECT },
+  )
+}
+
+/** Every observable part of two snapshots is the same, bytes included. */
+function expectSameSnapshot(actual: Snapshot, expected: Snapshot): void {
+  expect(actual.fingerprint).toBe(expected.fingerprint)
+  expect(actual.version).toBe(expected.version)
+  expect(actual.syncedAt).toBe(expected.syncedAt)
+  expect(actual.dialect).toEqual(expected.dialect)
+  expect(actual.rootId).toBe(expected.rootId)
+  expect(actual.treeExact).toBe(expected.treeExact)
+  expect([...actual.byPath]).toEqual([...expected.byPath])
+  expect([...actual.types]).toEqual([...expected.types])
+  expect(actual.pages.length).toBe(expected.pages.length)
+  actual.pages.forEach((record, index) => {
+    const original = expected.pages[index]!
+    const { detail, ...fields } = record
+    const { detail: originalDetail, ...originalFields } = original
+    expect(fields).toEqual(originalFields)
+    expect(fields.typedListItem).toBe(originalFields.typedListItem)
+    expect(detail.equals(originalDetail)).toBe(true)
+  })
+}
+
+/** Re-seals a hand-made buffer with a valid checksum, so that what follows the checksum is tested. */
+function reseal(buf: Buffer): Buffer {
+  const copy = Buffer.from(buf)
+  createHash('sha256').update(copy.subarray(0, 17)).update(copy.subarray(49)).digest().copy(copy, 17)
+  return copy
+}
+
+/** A buffer in the stored layout with arbitrary contents and a valid checksum. */
+function forge(parts: { version?: number; compression?: number; metadata: unknown; pages: string; rawLength?: number; compress?: SnapshotCompression }): Buffer {
+  const metadata = Buffer.from(typeof parts.metadata === 'string' ? parts.metadata : JSON.stringify(parts.metadata))
+  const raw = Buffer.from(parts.pages)
+  const body = parts.compress === 'gzip' ? gzipSync(raw) : brotliCompressSync(raw)
+  const header = Buffer.alloc(49)
+  header.write('CMSSHLD', 0, 'latin1')
+  header.writeUInt8(parts.version ?? SNAPSHOT_FORMAT_VERSION, 7)
+  header.writeUInt8(parts.compression ?? (parts.compress === 'gzip' ? 1 : 2), 8)
+  header.writeUInt32BE(metadata.length, 9)
+  header.writeUInt32BE(parts.rawLength ?? raw.length, 13)
+  return reseal(Buffer.concat([header, metadata, body]))
+}
+
+const goodMetadata = { ...ORIGIN, syncedAt: 1, version: 1, fingerprint: 'x', dialect: DIALECT, pageCount: 1 }
+const goodLine = JSON.stringify([1, 'a.B', 't', 's', false, '', '', null, '{}', '{}'])
+
+describe('encode and decode', () => {
+  it('round-trips a snapshot: same fingerprint, same bytes per page', () => {
+    const original = smallSnapshot()
+    for (const compression of ['brotli', 'gzip'] as const) {
+      const buf = encodeSnapshotOf(original, ORIGIN, { compression })
+      expect(buf.subarray(0, 7).toString('latin1')).toBe('CMSSHLD')
+      const loaded = loadSnapshot(buf, ORIGIN)
+      if (!loaded.ok) throw new Error(loaded.reason)
+      expectSameSnapshot(loaded.snapshot, original)
+      expect(loaded.decoded.formatVersion).toBe(SNAPSHOT_FORMAT_VERSION)
+      expect(loaded.decoded).toMatchObject({ ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint })
+    }
+  })
+
+  it('decodes exactly the pages that were encoded, typedListItem absent or present', () => {
+    const pages = pagesOfSnapshot(smallSnapshot())
+    const decoded = decodeSnapshot(encodeSnapshot({ pages, dialect: DIALECT, ...ORIGIN, syncedAt: 5, version: 2, fingerprint: 'f' }))
+    expect(decoded?.pages).toEqual(pages)
+    expect(decoded?.pages.map((p) => 'typedListItem' in p)).toEqual([false, true, false, false])
+  })
+
+  it('the async encoders give what the sync one gives', async () => {
+    const original = smallSnapshot()
+    const input = { pages: pagesOfSnapshot(original), dialect: DIALECT, ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint }
+    for (const compression of ['brotli', 'gzip'] as const) {
+      const expected = decodeSnapshot(encodeSnapshot(input, { compression }))
+      expect(expected).toBeDefined()
+      expect(decodeSnapshot(await encodeSnapshotAsync(input, { compression }))).toEqual(expected)
+      const loaded = loadSnapshot(await encodeSnapshotOfAsync(original, ORIGIN, { compression }), ORIGIN)
+      if (!loaded.ok) throw new Error(loaded.reason)
+      expectSameSnapshot(loaded.snapshot, original)
+    }
+  })
+
+  it('the async encoder handles a payload of many slices', async () => {
+    const pages: SyncedPage[] = [page(1, null)]
+    for (let id = 2; id <= 300; id++) pages.push(page(id, 1, { detail: `{"id": ${id}, "body": "${'x\u2028y '.repeat(2000)}"}` }))
+    const original = buildSnapshot(pages, { version: 1, syncedAt: 1, dialect: DIALECT })
+    const loaded = loadSnapshot(await encodeSnapshotOfAsync(original, ORIGIN), ORIGIN)
+    if (!loaded.ok) throw new Error(loaded.reason)
+    expectSameSnapshot(loaded.snapshot, original)
+  })
+
+  it('reads the metadata without the pages', () => {
+    const original = smallSnapshot()
+    const result = readSnapshotMetadata(encodeSnapshotOf(original, ORIGIN))
+    expect(result).toEqual({
+      ok: true,
+      metadata: { ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint, dialect: DIALECT, pageCount: 4, formatVersion: 1 },
+    })
+  })
+
+  it('round-trips random trees with any text (property)', () => {
+    const text = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc.constantFrom('', '\u2028', '\u2029', '\u0000', '"\\/\n\r\t', '\ud83d\ude00', '\ud800 lone', 'x\udfff', '\ufeff', '12345678901234567890123456789'),
+    )
+    const number = fc.constantFrom('12345678901234567890123456789', '-0', '1e400', '0.1000000000000000055511151231257827', '9007199254740993', '1E-7')
+    const pageFields = fc.record({
+      type: fc.constantFrom('home.HomePage', 'blog.BlogPage', 'wagtailcore.Page'),
+      title: text, slug: text, seoTitle: text, searchDescription: text, showInMenus: fc.boolean(),
+      listItem: fc.tuple(text, number).map(([t, n]) => `{\n            "id": ${n},\n            "title": ${JSON.stringify(t)}\n        }`),
+      typedListItem: fc.option(text, { nil: undefined }),
+      detail: fc.tuple(text, number, text).map(([a, n, b]) => `{"title": "${a}", "n": ${n}, "raw": ${JSON.stringify(b)}}`),
+    })
+    // Each page hangs below one placed before it (or, rarely, nowhere: an orphan below an unpublished page).
+    const tree = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 9 }), pageFields), { minLength: 0, maxLength: 25 })
+    fc.assert(
+      fc.property(pageFields, tree, fc.constantFrom<SnapshotCompression>('brotli', 'gzip'), fc.nat(), (rootFields, rest, compression, syncedAt) => {
+        const pages: SyncedPage[] = [{ ...rootFields, id: 1, parentId: null }]
+        rest.forEach(([choice, orphanRoll, fields], index) => {
+          const parentId = orphanRoll === 0 ? null : pages[choice % pages.length]!.id
+          pages.push({ ...fields, id: index + 2, parentId })
+        })
+        const clean = pages.map((p) => (p.typedListItem === undefined ? (({ typedListItem: _, ...r }) => r)(p) : p))
+        const original = buildSnapshot(clean, { version: 3, syncedAt, dialect: { ...DIALECT, limitMax: null } })
+        const loaded = loadSnapshot(encodeSnapshotOf(original, ORIGIN, { compression }), ORIGIN)
+        if (!loaded.ok) throw new Error(loaded.reason)
+        expectSameSnapshot(loaded.snapshot, original)
+      }),
+      { numRuns: 150 },
+    )
+  })
+
+  it('round-trips 10,000 pages', () => {
+    const pages: SyncedPage[] = [page(1, null)]
+    for (let id = 2; id <= 10_000; id++) {
+      pages.push(page(id, id <= 100 ? 1 : 2 + (id % 99), { detail: `{"id": ${id}, "body": "${'lorem ipsum '.repeat(100)}", "n": 1e400}` }))
+    }
+    const original = buildSnapshot(pages, { version: 1, syncedAt: 1, dialect: DIALECT })
+    const loaded = loadSnapshot(encodeSnapshotOf(original, ORIGIN), ORIGIN)
+    if (!loaded.ok) throw new Error(loaded.reason)
+    expect(loaded.snapshot.fingerprint).toBe(original.fingerprint)
+    expect(loaded.snapshot.pages.length).toBe(10_000)
+  })
+})
+
+describe('refusing what is not an intact snapshot', () => {
+  const buf = encodeSnapshotOf(smallSnapshot(), ORIGIN)
+
+  it('refuses a change to any byte', () => {
+    for (let index = 0; index < buf.length; index++) {
+      for (const mask of [0x01, 0x80, 0xff]) {
+        const corrupt = Buffer.from(buf)
+        corrupt[index] = corrupt[index]! ^ mask
+        expect(decodeSnapshot(corrupt), `byte ${index} ^ ${mask}`).toBeUndefined()
+      }
+    }
+  })
+
+  it('refuses every truncation and anything appended', () => {
+    for (let length = 0; length < buf.length; length++) expect(decodeSnapshot(buf.subarray(0, length)), `length ${length}`).toBeUndefined()
+    expect(decodeSnapshot(Buffer.concat([buf, Buffer.from([0])]))).toBeUndefined()
+  })
+
+  it('says why: checksum, truncation, magic', () => {
+    expect(tryDecodeSnapshot(buf.subarray(0, buf.length - 1))).toEqual({ ok: false, reason: 'snapshot checksum mismatch (corrupted or truncated)' })
+    expect(tryDecodeSnapshot(buf.subarray(0, 20))).toMatchObject({ ok: false, reason: expect.stringContaining('truncated') })
+    expect(tryDecodeSnapshot(Buffer.from('{"pages": []}'))).toMatchObject({ ok: false, reason: expect.stringContaining('magic') })
+    expect(tryDecodeSnapshot(Buffer.alloc(0))).toMatchObject({ ok: false })
+  })
+
+  it('refuses another format version, even correctly sealed', () => {
+    const other = Buffer.from(buf)
+    other.writeUInt8(SNAPSHOT_FORMAT_VERSION + 1, 7)
+    expect(tryDecodeSnapshot(reseal(other))).toEqual({ ok: false, reason: 'snapshot format version 2; this build reads version 1' })
+    expect(decodeSnapshot(forge({ version: 0, metadata: goodMetadata, pages: `${goodLine}\n` }))).toBeUndefined()
+  })
+
+  it('accepts a well-formed forged buffer (the forge itself is right)', () => {
+    expect(decodeSnapshot(forge({ metadata: goodMetadata, pages: `${goodLine}\n` }))?.pages).toHaveLength(1)
+    expect(decodeSnapshot(forge({ metadata: goodMetadata, pages: `${goodLine}\n`, compress: 'gzip' }))?.pages).toHaveLength(1)
+  })
+
+  it('refuses correctly sealed buffers whose contents are malformed, without throwing', () => {
+    const cases: Array<Parameters<typeof forge>[0]> = [
+      { metadata: goodMetadata, pages: goodLine }, // unterminated line
+      { metadata: goodMetadata, pages: `${goodLine}\n${goodLine}\n` }, // more pages than counted
+      { metadata: { ...goodMetadata, pageCount: 2 }, pages: `${goodLine}\n` }, // fewer
+      { metadata: goodMetadata, pages: '[1, 2\n' }, // not JSON
+      { metadata: goodMetadata, pages: `${JSON.stringify([1.5, 'a.B', 't', 's', false, '', '', null, '{}', '{}'])}\n` },
+      { metadata: goodMetadata, pages: `${JSON.stringify(['1', 'a.B', 't', 's', false, '', '', null, '{}', '{}'])}\n` },
+      { metadata: goodMetadata, pages: `${JSON.stringify([1, 'a.B', 't', 's', 0, '', '', null, '{}', '{}'])}\n` },
+      { metadata: goodMetadata, pages: `${JSON.stringify([1, 'a.B', 't', 's', false, '', '', 'x', '{}', '{}'])}\n` },
+      { metadata: goodMetadata, pages: `${JSON.stringify([1, 'a.B', 't', 's', false, '', '', null, '{}', {}])}\n` },
+      { metadata: goodMetadata, pages: `${JSON.stringify([1, 'a.B', 't', 's', false, '', '', null, '{}', '{}', null])}\n` },
+      { metadata: goodMetadata, pages: `${JSON.stringify([1, 'a.B', 't', 's', false, '', '', null, '{}'])}\n` },
+      { metadata: goodMetadata, pages: `${JSON.stringify({ id: 1 })}\n` },
+      { metadata: '{"upstreamUrl": ', pages: `${goodLine}\n` },
+      { metadata: '[]', pages: `${goodLine}\n` },
+      { metadata: { ...goodMetadata, upstreamUrl: 1 }, pages: `${goodLine}\n` },
+      { metadata: { ...goodMetadata, syncedAt: 'now' }, pages: `${goodLine}\n` },
+      { metadata: { ...goodMetadata, version: -1 }, pages: `${goodLine}\n` },
+      { metadata: { ...goodMetadata, fingerprint: '' }, pages: `${goodLine}\n` },
+      { metadata: { ...goodMetadata, pageCount: 1.5 }, pages: `${goodLine}\n` },
+      { metadata: { ...goodMetadata, dialect: { ...DIALECT, limitMax: '20' } }, pages: `${goodLine}\n` },
+      { metadata: { ...goodMetadata, dialect: null }, pages: `${goodLine}\n` },
+      { metadata: goodMetadata, pages: `${goodLine}\n`, compression: 9 },
+      { metadata: goodMetadata, pages: `${goodLine}\n`, compression: 1 }, // brotli bytes labelled gzip
+      { metadata: goodMetadata, pages: `${goodLine}\n`, rawLength: 5 }, // bigger than the header says
+      { metadata: goodMetadata, pages: `${goodLine}\n`, rawLength: 10_000 }, // smaller than the header says
+    ]
+    for (const [index, parts] of cases.entries()) {
+      const forged = forge(parts)
+      expect(() => tryDecodeSnapshot(forged)).not.toThrow()
+      expect(tryDecodeSnapshot(forged).ok, `case ${index}`).toBe(false)
+    }
+    // A metadata length running past the end.
+    const long = Buffer.from(forge({ metadata: goodMetadata, pages: `${goodLine}\n` }))
+    long.writeUInt32BE(0xffff_ffff, 9)
+    expect(tryDecodeSnapshot(reseal(long)).ok).toBe(false)
+  })
+
+  it('never throws on arbitrary bytes, sealed or not (property)', () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 300 }), fc.boolean(), (bytes, sealed) => {
+        let buf: Buffer = Buffer.from(bytes)
+        if (sealed) {
+          // Magic and version right, then random compression, lengths and body, with a valid checksum.
+          const header = Buffer.alloc(49)
+          header.write('CMSSHLD', 0, 'latin1')
+          header.writeUInt8(SNAPSHOT_FORMAT_VERSION, 7)
+          buf.copy(header, 8, 0, 9)
+          buf = reseal(Buffer.concat([header, buf.subarray(9)]))
+        }
+        expect(tryDecodeSnapshot(buf).ok).toBe(false)
+      }),
+    )
+  })
+})
+
+describe('loading under a configuration', () => {
+  const original = smallSnapshot()
+  const buf = encodeSnapshotOf(original, ORIGIN)
+
+  it('refuses a snapshot from another UPSTREAM_URL, with the reason', () => {
+    expect(loadSnapshot(buf, { ...ORIGIN, upstreamUrl: 'https://other-cms.example.com/wagtail' })).toEqual({
+      ok: false,
+      reason: 'snapshot was synced from UPSTREAM_URL https://cms.example.com/wagtail, not https://other-cms.example.com/wagtail',
+    })
+  })
+
+  it('refuses a snapshot whose detail_urls point at another BASE_URL', () => {
+    expect(loadSnapshot(buf, { ...ORIGIN, baseUrl: 'https://api2.example.com' })).toEqual({
+      ok: false,
+      reason: "snapshot's detail_urls point at BASE_URL https://api.example.com, not https://api2.example.com",
+    })
+  })
+
+  it('treats a trailing slash as the same URL', () => {
+    expect(loadSnapshot(buf, { upstreamUrl: `${ORIGIN.upstreamUrl}/`, baseUrl: `${ORIGIN.baseUrl}/` }).ok).toBe(true)
+  })
+
+  it('passes on the decoder refusal', () => {
+    expect(loadSnapshot(buf.subarray(0, 60), ORIGIN)).toEqual({ ok: false, reason: 'snapshot checksum mismatch (corrupted or truncated)' })
+  })
+
+  it('snapshotFromDecoded refuses a rebuilt fingerprint that differs from the stored one', () => {
+    const decoded = decodeSnapshot(buf)!
+    expect(snapshotFromDecoded(decoded)?.fingerprint).toBe(original.fingerprint)
+    expect(snapshotFromDecoded({ ...decoded, fingerprint: 'something else' })).toBeUndefined()
+    const pages = decoded.pages.map((p, i) => (i === 2 ? { ...p, detail: `${p.detail} ` } : p))
+    expect(snapshotFromDecoded({ ...decoded, pages })).toBeUndefined()
+    expect(snapshotFromDecoded({ ...decoded, dialect: { ...decoded.dialect, limitMax: 50 } })).toBeUndefined()
+  })
+
+  it('snapshotFromDecoded refuses pages that do not form a tree, without throwing', () => {
+    const decoded = decodeSnapshot(buf)!
+    expect(snapshotFromDecoded({ ...decoded, pages: [] })).toBeUndefined()
+    const cyclic = decoded.pages.map((p) => (p.id === 4 ? { ...p, parentId: 6 } : p))
+    expect(snapshotFromDecoded({ ...decoded, pages: cyclic })).toBeUndefined()
+    // A stored snapshot whose fingerprint matches but whose tree is inconsistent is still refused.
+    const forged = encodeSnapshot({ ...decoded, pages: cyclic })
+    expect(loadSnapshot(forged, ORIGIN)).toMatchObject({ ok: false, reason: expect.stringContaining('inconsistent') })
+  })
+})

@@ -1,0 +1,219 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import { decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot } from './snapshot-codec.js'
+import { createSnapshotFile } from './snapshot-file.js'
+import { createSnapshotPersistence, type SnapshotTarget } from './snapshot-persistence.js'
+
+const ORIGIN = { upstreamUrl: 'https://cms.example.com', baseUrl: 'https://api.example.com' }
+
+function snapshotAt(syncedAt: number, version: number, title = 'Home'): Snapshot {
+  const pages: SyncedPage[] = [
+    { id: 1, parentId: null, type: 'home.HomePage', title, slug: 'home', showInMenus: false, seoTitle: '', searchDescription: '', listItem: `{"title": "${title}"}`, detail: `{"v": ${version}}` },
+    { id: 2, parentId: 1, type: 'blog.BlogPage', title: 'Blog', slug: 'blog', showInMenus: true, seoTitle: '', searchDescription: '', listItem: '{}', detail: '{"n": 1e400}' },
+  ]
+  return buildSnapshot(pages, { version, syncedAt, dialect: { limitMax: null, emptyTypeIgnored: true, findKeepsQuery: true } })
+}
+
+function recordingLogger() {
+  const lines: Array<{ level: 'info' | 'warn'; details: Record<string, unknown>; message: string }> = []
+  return {
+    lines,
+    messages: (level: 'info' | 'warn') => lines.filter((l) => l.level === level).map((l) => l.message),
+    info: (details: object, message: string) => void lines.push({ level: 'info', details: details as Record<string, unknown>, message }),
+    warn: (details: object, message: string) => void lines.push({ level: 'warn', details: details as Record<string, unknown>, message }),
+  }
+}
+
+function memoryTarget(name: string, initial?: Buffer) {
+  const writes: Buffer[] = []
+  let stored = initial
+  const target: SnapshotTarget = {
+    name,
+    read: async () => stored,
+    write: async (buf) => {
+      writes.push(buf)
+      stored = buf
+    },
+  }
+  return { target, writes }
+}
+
+describe('save', () => {
+  it('encodes once and writes the same bytes to every target', async () => {
+    const a = memoryTarget('a')
+    const b = memoryTarget('b')
+    const logger = recordingLogger()
+    const persistence = createSnapshotPersistence({ targets: [a.target, b.target], ...ORIGIN, logger })
+    const snapshot = snapshotAt(1000, 4)
+    await persistence.save(snapshot)
+    expect(a.writes).toHaveLength(1)
+    expect(b.writes[0]).toBe(a.writes[0])
+    const decoded = decodeSnapshot(a.writes[0]!)
+    expect(decoded).toMatchObject({ ...ORIGIN, version: 4, syncedAt: 1000, fingerprint: snapshot.fingerprint })
+    expect(decoded?.pages).toEqual(pagesOfSnapshot(snapshot))
+    expect(logger.messages('info')).toEqual(['snapshot: saved'])
+  })
+
+  it('a target whose write throws is logged; the others are still written and save resolves', async () => {
+    const good = memoryTarget('good')
+    const bad: SnapshotTarget = { name: 'bad', read: async () => undefined, write: async () => Promise.reject(new Error('disk on fire')) }
+    const logger = recordingLogger()
+    const persistence = createSnapshotPersistence({ targets: [bad, good.target], ...ORIGIN, logger })
+    await expect(persistence.save(snapshotAt(1, 1))).resolves.toBeUndefined()
+    expect(good.writes).toHaveLength(1)
+    expect(logger.lines.find((l) => l.level === 'warn')).toMatchObject({ message: 'snapshot: write failed', details: { target: 'bad' } })
+  })
+
+  it('does not overlap saves; of several waiting only the newest is written', async () => {
+    const writes: number[] = []
+    let release: () => void = () => undefined
+    const slow: SnapshotTarget = {
+      name: 'slow',
+      read: async () => undefined,
+      write: (buf) => {
+        writes.push(decodeSnapshot(buf)!.version)
+        return new Promise<void>((resolve) => {
+          release = resolve
+        })
+      },
+    }
+    const persistence = createSnapshotPersistence({ targets: [slow], ...ORIGIN, logger: recordingLogger() })
+    const first = persistence.save(snapshotAt(1, 1))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(writes).toEqual([1])
+    void persistence.save(snapshotAt(2, 2))
+    const last = persistence.save(snapshotAt(3, 3))
+    release()
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(writes).toEqual([1, 3])
+    release()
+    await Promise.all([first, last])
+    // Idle again: the next save starts at once.
+    const next = persistence.save(snapshotAt(4, 4))
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    release()
+    await next
+    expect(writes).toEqual([1, 3, 4])
+  })
+})
+
+describe('loadNewest', () => {
+  it('loads the newest of two targets and says where from', async () => {
+    const older = snapshotAt(1000, 8, 'Old')
+    const newer = snapshotAt(2000, 3, 'New')
+    const logger = recordingLogger()
+    const persistence = createSnapshotPersistence({
+      targets: [memoryTarget('file', encodeSnapshotOf(older, ORIGIN)).target, memoryTarget('redis', encodeSnapshotOf(newer, ORIGIN)).target],
+      ...ORIGIN,
+      logger,
+    })
+    const loaded = await persistence.loadNewest()
+    expect(loaded?.source).toBe('redis')
+    expect(loaded?.snapshot.fingerprint).toBe(newer.fingerprint)
+    expect(loaded?.snapshot.version).toBe(3)
+    expect(loaded?.snapshot.syncedAt).toBe(2000)
+    expect(loaded?.snapshot.pages[0]?.title).toBe('New')
+    expect(logger.lines.find((l) => l.message === 'snapshot: skipped, not newer than the one loaded')?.details).toMatchObject({ target: 'file', loadedFrom: 'redis' })
+    expect(logger.messages('info')).toContain('snapshot: loaded')
+  })
+
+  it('skips a target whose read throws, returns garbage, or hangs', async () => {
+    const good = snapshotAt(500, 1)
+    const logger = recordingLogger()
+    const persistence = createSnapshotPersistence({
+      targets: [
+        { name: 'throws', read: () => Promise.reject(new Error('ECONNREFUSED')), write: async () => undefined },
+        memoryTarget('garbage', Buffer.from('not a snapshot at all')).target,
+        memoryTarget('corrupt', (() => {
+          const buf = encodeSnapshotOf(snapshotAt(9000, 9), ORIGIN)
+          buf[buf.length - 3] = buf[buf.length - 3]! ^ 1
+          return buf
+        })()).target,
+        { name: 'hangs', read: () => new Promise<Buffer>(() => undefined), write: async () => undefined },
+        memoryTarget('empty').target,
+        memoryTarget('good', encodeSnapshotOf(good, ORIGIN)).target,
+      ],
+      ...ORIGIN,
+      logger,
+      readTimeoutMs: 50,
+    })
+    const loaded = await persistence.loadNewest()
+    expect(loaded?.source).toBe('good')
+    expect(loaded?.snapshot.fingerprint).toBe(good.fingerprint)
+    const skipped = Object.fromEntries(logger.lines.filter((l) => l.level === 'warn').map((l) => [l.details.target, l.message]))
+    expect(skipped).toEqual({
+      throws: 'snapshot: skipped, the read failed',
+      garbage: 'snapshot: skipped, not a cms-shield snapshot (no CMSSHLD magic)',
+      corrupt: 'snapshot: skipped, snapshot checksum mismatch (corrupted or truncated)',
+      hangs: 'snapshot: skipped, the read timed out',
+    })
+    expect(logger.lines.find((l) => l.details.target === 'empty')?.message).toBe('snapshot: none stored')
+  })
+
+  it('never loads a snapshot made for another UPSTREAM_URL or BASE_URL, however new', async () => {
+    const logger = recordingLogger()
+    const mine = snapshotAt(100, 1)
+    const persistence = createSnapshotPersistence({
+      targets: [
+        memoryTarget('other-cms', encodeSnapshotOf(snapshotAt(9000, 1), { ...ORIGIN, upstreamUrl: 'https://staging-cms.example.com' })).target,
+        memoryTarget('other-base', encodeSnapshotOf(snapshotAt(9000, 1), { ...ORIGIN, baseUrl: 'https://staging-api.example.com' })).target,
+        memoryTarget('mine', encodeSnapshotOf(mine, ORIGIN)).target,
+      ],
+      ...ORIGIN,
+      logger,
+    })
+    expect((await persistence.loadNewest())?.source).toBe('mine')
+    const reasons = logger.lines.filter((l) => l.level === 'warn').map((l) => [l.details.target, l.details.reason])
+    expect(reasons).toEqual([
+      ['other-cms', 'snapshot was synced from UPSTREAM_URL https://staging-cms.example.com, not https://cms.example.com'],
+      ['other-base', "snapshot's detail_urls point at BASE_URL https://staging-api.example.com, not https://api.example.com"],
+    ])
+  })
+
+  it('falls back to an older snapshot when the newest cannot be rebuilt to its fingerprint', async () => {
+    const older = snapshotAt(100, 1)
+    const newer = snapshotAt(200, 2)
+    const forged = encodeSnapshot({ ...ORIGIN, pages: pagesOfSnapshot(newer), dialect: newer.dialect, syncedAt: 200, version: 2, fingerprint: 'not-the-fingerprint' })
+    const logger = recordingLogger()
+    const persistence = createSnapshotPersistence({
+      targets: [memoryTarget('forged', forged).target, memoryTarget('older', encodeSnapshotOf(older, ORIGIN)).target],
+      ...ORIGIN,
+      logger,
+    })
+    const loaded = await persistence.loadNewest()
+    expect(loaded?.source).toBe('older')
+    expect(logger.lines.find((l) => l.details.target === 'forged')?.message).toMatch(/^snapshot: skipped, rebuilt fingerprint .* is not the stored not-the-fingerprint$/)
+  })
+
+  it('is undefined when nothing usable is stored', async () => {
+    const persistence = createSnapshotPersistence({ targets: [memoryTarget('empty').target], ...ORIGIN, logger: recordingLogger() })
+    expect(await persistence.loadNewest()).toBeUndefined()
+    expect(await createSnapshotPersistence({ targets: [], ...ORIGIN, logger: recordingLogger() }).loadNewest()).toBeUndefined()
+  })
+
+  it('a restarted instance loads what the previous one saved to its file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cms-shield-persistence-'))
+    try {
+      const path = join(dir, 'snapshot.bin')
+      const before = createSnapshotPersistence({ targets: [createSnapshotFile({ path, logger: recordingLogger() })], ...ORIGIN, logger: recordingLogger() })
+      const snapshot = snapshotAt(1234, 17)
+      await before.save(snapshot)
+      const after = createSnapshotPersistence({ targets: [createSnapshotFile({ path, logger: recordingLogger() })], ...ORIGIN, logger: recordingLogger() })
+      const loaded = await after.loadNewest()
+      expect(loaded?.source).toBe(`file:${path}`)
+      expect(loaded?.snapshot.fingerprint).toBe(snapshot.fingerprint)
+      expect(loaded?.snapshot.version).toBe(17)
+      expect(loaded?.snapshot.pages.map((p) => p.detail.toString())).toEqual(snapshot.pages.map((p) => p.detail.toString()))
+      const elsewhere = createSnapshotPersistence({
+        targets: [createSnapshotFile({ path, logger: recordingLogger() })], ...ORIGIN, upstreamUrl: 'https://other.example.com', logger: recordingLogger(),
+      })
+      expect(await elsewhere.loadNewest()).toBeUndefined()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})

@@ -1,0 +1,184 @@
+/**
+ * Keeps the last good snapshot outside the process (a file, Redis) so that a restarted instance
+ * serves within a second, even while the CMS is down; and loads the newest stored one at start.
+ *
+ * A stored snapshot is only ever loaded under the UPSTREAM_URL it was synced from and the BASE_URL
+ * its `detail_url`s were rewritten to. Nothing here throws: a target that fails is logged and
+ * skipped, and the sync fills in whatever could not be loaded.
+ * @module
+ */
+import type { Snapshot } from '../tree/snapshot.js'
+import {
+  encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, rebuildFromDecoded, tryDecodeSnapshot,
+  type EncodeOptions, type SnapshotOrigin, type StoredMetadata,
+} from './snapshot-codec.js'
+
+export interface PersistLogger {
+  info(details: object, message: string): void
+  warn(details: object, message: string): void
+}
+
+/** Where a snapshot is kept. */
+export interface SnapshotTarget {
+  /** For logs: `file:/var/lib/cms-shield/snapshot.bin`, `redis:cms-shield:snapshot`. */
+  readonly name: string
+  /** The stored bytes, or `undefined` when nothing is stored. May throw: the target is then skipped. */
+  read(): Promise<Buffer | undefined>
+  /** Stores the bytes. Should not throw; if it does, the failure is logged. */
+  write(buf: Buffer): Promise<void>
+}
+
+export interface SnapshotPersistenceOptions extends SnapshotOrigin, EncodeOptions {
+  readonly targets: readonly SnapshotTarget[]
+  readonly logger: PersistLogger
+  /** A target's read that takes longer is skipped, so a hung store cannot hold up the start. Default 2 s. */
+  readonly readTimeoutMs?: number
+  readonly now?: () => number
+}
+
+export interface LoadedSnapshot {
+  readonly snapshot: Snapshot
+  /** The target's name. */
+  readonly source: string
+}
+
+export interface SnapshotPersistence {
+  /**
+   * Encodes the snapshot once and writes it to every target. Saves do not overlap: one asked for
+   * while another runs is written after it, and of several waiting only the newest is written.
+   * Resolves once the snapshot (or a newer one) has been written or has failed; never rejects.
+   */
+  save(snapshot: Snapshot): Promise<void>
+  /** The newest stored snapshot made for this configuration, rebuilt; `undefined` when there is none. */
+  loadNewest(): Promise<LoadedSnapshot | undefined>
+}
+
+interface Candidate {
+  readonly source: string
+  readonly buf: Buffer
+  readonly metadata: StoredMetadata
+}
+
+const TIMED_OUT = Symbol('timed out')
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), ms)
+    timer.unref()
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+export function createSnapshotPersistence(options: SnapshotPersistenceOptions): SnapshotPersistence {
+  const { targets, logger } = options
+  const origin: SnapshotOrigin = { upstreamUrl: options.upstreamUrl, baseUrl: options.baseUrl }
+  const encodeOptions: EncodeOptions = options.compression ? { compression: options.compression } : {}
+  const readTimeoutMs = options.readTimeoutMs ?? 2000
+  const now = options.now ?? Date.now
+  let waiting: Snapshot | undefined
+  let saving: Promise<void> | undefined
+
+  async function saveNow(snapshot: Snapshot): Promise<void> {
+    const started = now()
+    let buf: Buffer
+    try {
+      buf = await encodeSnapshotOfAsync(snapshot, origin, encodeOptions)
+    } catch (caught) {
+      logger.warn({ err: caught, version: snapshot.version }, 'snapshot: encoding failed; nothing written')
+      return
+    }
+    const encodeMs = now() - started
+    await Promise.all(
+      targets.map(async (target) => {
+        try {
+          await target.write(buf)
+        } catch (caught) {
+          logger.warn({ err: caught, target: target.name, version: snapshot.version }, 'snapshot: write failed')
+        }
+      }),
+    )
+    logger.info(
+      { version: snapshot.version, pages: snapshot.pages.length, bytes: buf.length, encodeMs, durationMs: now() - started, targets: targets.map((t) => t.name) },
+      'snapshot: saved',
+    )
+  }
+
+  async function drain(): Promise<void> {
+    while (waiting !== undefined) {
+      const next = waiting
+      waiting = undefined
+      await saveNow(next)
+    }
+    saving = undefined
+  }
+
+  async function readCandidate(target: SnapshotTarget): Promise<Candidate | undefined> {
+    let buf: Buffer | undefined
+    try {
+      const result = await withTimeout(target.read(), readTimeoutMs)
+      if (result === TIMED_OUT) {
+        logger.warn({ target: target.name, readTimeoutMs }, 'snapshot: skipped, the read timed out')
+        return undefined
+      }
+      buf = result
+    } catch (caught) {
+      logger.warn({ err: caught, target: target.name }, 'snapshot: skipped, the read failed')
+      return undefined
+    }
+    if (buf === undefined) {
+      logger.info({ target: target.name }, 'snapshot: none stored')
+      return undefined
+    }
+    const read = readSnapshotMetadata(buf)
+    if (!read.ok) {
+      logger.warn({ target: target.name, bytes: buf.length, reason: read.reason }, `snapshot: skipped, ${read.reason}`)
+      return undefined
+    }
+    const mismatch = originMismatch(read.metadata, origin)
+    if (mismatch !== undefined) {
+      logger.warn({ target: target.name, reason: mismatch }, `snapshot: skipped, ${mismatch}`)
+      return undefined
+    }
+    return { source: target.name, buf, metadata: read.metadata }
+  }
+
+  return {
+    save(snapshot) {
+      waiting = snapshot
+      saving ??= drain()
+      return saving
+    },
+
+    async loadNewest() {
+      const started = now()
+      const candidates = (await Promise.all(targets.map(readCandidate))).filter((c): c is Candidate => c !== undefined)
+      // Newest sync first; on a tie the higher version, then the targets' order.
+      candidates.sort((a, b) => b.metadata.syncedAt - a.metadata.syncedAt || b.metadata.version - a.metadata.version)
+      for (const [index, candidate] of candidates.entries()) {
+        const decoded = tryDecodeSnapshot(candidate.buf)
+        const loaded = decoded.ok ? rebuildFromDecoded(decoded.decoded) : decoded
+        if (!loaded.ok) {
+          logger.warn({ target: candidate.source, reason: loaded.reason }, `snapshot: skipped, ${loaded.reason}`)
+          continue
+        }
+        const { snapshot } = loaded
+        for (const older of candidates.slice(index + 1)) {
+          logger.info(
+            { target: older.source, syncedAt: older.metadata.syncedAt, version: older.metadata.version, loadedFrom: candidate.source },
+            'snapshot: skipped, not newer than the one loaded',
+          )
+        }
+        logger.info(
+          {
+            target: candidate.source, version: snapshot.version, pages: snapshot.pages.length, syncedAt: snapshot.syncedAt,
+            ageMs: now() - snapshot.syncedAt, durationMs: now() - started,
+          },
+          'snapshot: loaded',
+        )
+        return { snapshot, source: candidate.source }
+      }
+      return undefined
+    },
+  }
+}
