@@ -61,11 +61,11 @@ describe('read-through', () => {
     expect(h.origin.hits.total).toBe(2)
   })
 
-  it('coalesces 50 concurrent requests for a cold key into one CMS request', async () => {
+  it('coalesces 200 concurrent requests for a cold key into one CMS request', async () => {
     h = await startShield()
-    h.origin.setLatency(150)
+    h.origin.setLatency(250)
     h.origin.resetHits()
-    const responses = await Promise.all(Array.from({ length: 50 }, () => h!.get('/api/v1/cms/pages/?search=health')))
+    const responses = await Promise.all(Array.from({ length: 200 }, () => h!.get('/api/v1/cms/pages/?search=health')))
     expect(h.origin.hits.total).toBe(1)
     const bodies = new Set(responses.map((r) => r.body))
     expect(bodies.size).toBe(1)
