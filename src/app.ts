@@ -157,7 +157,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, _body, done) => done(null, undefined))
 
   registerPagesRoutes(app, pages)
-  registerHealthRoutes(app, sync, now, shared ? () => shared.isUp() : undefined)
+  registerHealthRoutes(app, sync, now, shared ? { up: () => shared.isUp(), errors: () => shared.store.errors } : undefined)
   // Methods Fastify has no route for (PROPFIND, SEARCH…) still get DRF's 405 on the API's paths.
   app.setNotFoundHandler((request, reply) => {
     const path = (request.raw.url ?? '/').split('?')[0]!

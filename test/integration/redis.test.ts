@@ -84,7 +84,9 @@ describe('Redis failures never reach a client', () => {
       }
     }
     expect(failures).toEqual([])
-    expect(JSON.parse((await a.get('/readyz')).body)).toMatchObject({ ready: true, redis: 'down' })
+    const degraded = JSON.parse((await a.get('/readyz')).body)
+    expect(degraded).toMatchObject({ ready: true, redis: 'down' })
+    expect(degraded.redisErrors).toBeGreaterThan(0)
 
     await redis.restart()
     const deadline = Date.now() + 10_000

@@ -6,7 +6,13 @@
 import type { FastifyInstance } from 'fastify'
 import type { SyncService } from '../../sync/sync-service.js'
 
-export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, now: () => number, redisUp?: () => boolean): void {
+export interface RedisHealth {
+  up(): boolean
+  /** Commands that failed or timed out since start (each answered from this process instead). */
+  errors(): number
+}
+
+export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, now: () => number, redis?: RedisHealth): void {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -29,7 +35,8 @@ export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, no
         consecutiveFailures: status.consecutiveFailures,
       },
       // A down Redis degrades to this process's own tier: visible here, but still ready.
-      redis: redisUp === undefined ? 'off' : redisUp() ? 'up' : 'down',
+      redis: redis === undefined ? 'off' : redis.up() ? 'up' : 'down',
+      redisErrors: redis?.errors() ?? 0,
     }
     return reply.code(snapshot ? 200 : 503).header('cache-control', 'no-store').send(body)
   })
