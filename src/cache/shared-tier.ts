@@ -7,12 +7,7 @@
 import type { Config } from '../config/load-config.js'
 import type { SnapshotTarget } from '../persist/snapshot-persistence.js'
 import { createSharedFlight, type SharedFlight } from './shared-flight.js'
-import { createRedisClient, createRedisStore, isRedisUp, type RedisClient, type RedisStore } from './stores/redis-store.js'
-
-export interface SharedTierLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-}
+import { createRedisClient, createRedisStore, isRedisUp, type RedisClient, type RedisStore, type RedisStoreLogger } from './stores/redis-store.js'
 
 export interface SharedTier {
   readonly client: RedisClient
@@ -37,7 +32,7 @@ function bounded<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   ]).finally(() => clearTimeout(timer))
 }
 
-export function createSharedTier(config: Config, logger: SharedTierLogger, now: () => number): SharedTier | undefined {
+export function createSharedTier(config: Config, logger: RedisStoreLogger, now: () => number): SharedTier | undefined {
   if (!hasRedis(config)) return undefined
   const clientConfig = {
     ...(config.redisUrl === undefined ? {} : { url: config.redisUrl }),
