@@ -37,9 +37,9 @@ describe('createHttpClient over its own Pool', () => {
       response.end(JSON.stringify({ url: request.url, cookie: request.headers.cookie ?? null }))
     })
 
-    const response = await client(`${base}/prefix/`).getJson('/api/v1/cms/pages/?limit=1')
+    const response = await client(`${base}/prefix/`).get('/api/v1/cms/pages/?limit=1')
 
-    expect(JSON.parse(response.text)).toEqual({ url: '/prefix/api/v1/cms/pages/?limit=1', cookie: null })
+    expect(JSON.parse(response.text())).toEqual({ url: '/prefix/api/v1/cms/pages/?limit=1', cookie: null })
   })
 
   it('maps a refused connection to UPSTREAM_UNAVAILABLE', async () => {

@@ -262,57 +262,6 @@ describe('createHttpClient: abort', () => {
   })
 })
 
-describe('getJson', () => {
-  it('returns status, headers, bytes and text without parsing', async () => {
-    const { cms, client } = setup()
-    const text = '{"meta":{"total_count":1},"items":[{"id":12345678901234567890}]}'
-    cms.intercept({ path: '/cms/j', method: 'GET' }).reply(200, text, { headers: { 'content-type': 'application/json; charset=utf-8' } })
-
-    const response = await client.getJson('/j')
-
-    expect(response.status).toBe(200)
-    expect(response.text).toBe(text)
-    expect(response.body.equals(Buffer.from(text))).toBe(true)
-  })
-
-  it('throws UPSTREAM_BAD_RESPONSE for a 200 that is not JSON', async () => {
-    const { cms, client } = setup()
-    cms.intercept({ path: '/cms/j', method: 'GET' }).reply(200, '<html></html>', { headers: { 'content-type': 'text/html; charset=utf-8' } })
-
-    await expectCode(client.getJson('/j'), 'UPSTREAM_BAD_RESPONSE')
-  })
-
-  it('throws UPSTREAM_BAD_RESPONSE for malformed JSON', async () => {
-    const { cms, client } = setup()
-    cms.intercept({ path: '/cms/j', method: 'GET' }).reply(200, '{"items": [', { headers: JSON_HEADERS })
-
-    await expectCode(client.getJson('/j'), 'UPSTREAM_BAD_RESPONSE')
-  })
-
-  it('throws UPSTREAM_BAD_RESPONSE when the shape guard refuses the body', async () => {
-    const { cms, client } = setup()
-    cms.intercept({ path: '/cms/j', method: 'GET' }).reply(200, '[]', { headers: JSON_HEADERS })
-
-    await expectCode(client.getJson('/j', { expect: (value) => !Array.isArray(value) }), 'UPSTREAM_BAD_RESPONSE')
-  })
-
-  it('returns a JSON error answer for the caller to judge', async () => {
-    const { cms, client } = setup()
-    cms.intercept({ path: '/cms/j', method: 'GET' }).reply(404, '{"message": "not found"}', { headers: JSON_HEADERS })
-
-    const response = await client.getJson('/j', { expect: () => false })
-
-    expect(response.status).toBe(404)
-  })
-
-  it('throws UPSTREAM_BAD_STATUS for an HTML error page', async () => {
-    const { cms, client } = setup({ retries: 0 })
-    cms.intercept({ path: '/cms/j', method: 'GET' }).reply(503, '<h1>Service Unavailable</h1>', { headers: { 'content-type': 'text/html' } })
-
-    await expectCode(client.getJson('/j'), 'UPSTREAM_BAD_STATUS')
-  })
-})
-
 describe('close', () => {
   it('leaves an injected dispatcher open', async () => {
     const { cms, client } = setup()

@@ -25,25 +25,11 @@ export interface UpstreamResponse {
   text(): string
 }
 
-/** A JSON answer, checked for content type and syntax but left unparsed for a lossless parser. */
-export interface JsonResponse {
-  readonly status: number
-  readonly headers: ResponseHeaders
-  readonly body: Buffer
-  readonly text: string
-}
-
 export interface GetOptions {
   /** Aborting stops at once, retries and backoff included; the promise rejects with `signal.reason`. */
   signal?: AbortSignal
   /** Defaults to `application/json`. */
   accept?: string
-}
-
-export interface GetJsonOptions {
-  signal?: AbortSignal
-  /** Shape guard run on a 2xx body (with a throwaway `JSON.parse`); failing → UPSTREAM_BAD_RESPONSE. */
-  expect?: (value: unknown) => boolean
 }
 
 export interface HttpLogger {
@@ -79,8 +65,6 @@ export interface HttpClient {
    * UPSTREAM_UNAVAILABLE or UPSTREAM_BODY_TOO_LARGE when there is no complete response.
    */
   get(pathAndQuery: string, options?: GetOptions): Promise<UpstreamResponse>
-  /** `get` with `accept: application/json`, then `checkJson` on the response. */
-  getJson(pathAndQuery: string, options?: GetJsonOptions): Promise<JsonResponse>
   /** Closes the Pool if this client created it; an injected dispatcher belongs to its owner. */
   close(): Promise<void>
 }
@@ -99,7 +83,7 @@ type Attempt = { kind: 'response'; response: UpstreamResponse } | { kind: 'retry
 /**
  * @example
  * const http = createHttpClient({ baseUrl: config.upstreamUrl, connections: 16, timeoutMs: 10_000, retries: 2, maxBodyBytes: 64 << 20 })
- * const { status, text } = await http.getJson('/api/v1/cms/pages/?limit=250')
+ * const response = await http.get('/api/v1/cms/pages/?limit=250')
  */
 export function createHttpClient(options: HttpClientOptions): HttpClient {
   const base = new URL(options.baseUrl)
@@ -200,10 +184,6 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   return {
     baseUrl,
     get,
-    async getJson(pathAndQuery, jsonOptions = {}) {
-      const response = await get(pathAndQuery, { signal: jsonOptions.signal, accept: 'application/json' })
-      return checkJson(response, prefix + pathAndQuery, jsonOptions.expect)
-    },
     close() {
       if (!ownsDispatcher) return Promise.resolve()
       closing ??= dispatcher.close()
@@ -253,31 +233,3 @@ function classify(error: unknown, path: string): unknown {
   return createError('UPSTREAM_UNAVAILABLE', `GET ${path}: ${message}`, { cause: error, details: { path } })
 }
 
-/**
- * Checks that a response is usable JSON without keeping the parse: the caller re-parses with a
- * lossless parser (Wagtail ids and numbers must survive beyond 2^53, spec §6.1).
- *
- * Non-JSON from a non-2xx status is reported as UPSTREAM_BAD_STATUS (a proxy's HTML error page
- * is a status problem, not a body problem); JSON of any status is returned for the caller to judge.
- */
-export function checkJson(response: UpstreamResponse, path: string, expect?: (value: unknown) => boolean): JsonResponse {
-  const { status, headers, body, contentType } = response
-  const ok = status >= 200 && status < 300
-  if (contentType !== 'application/json') {
-    const code = ok ? 'UPSTREAM_BAD_RESPONSE' : 'UPSTREAM_BAD_STATUS'
-    throw createError(code, `GET ${path}: status ${status} with content type ${JSON.stringify(contentType)}, expected application/json`, {
-      details: { path, status, contentType },
-    })
-  }
-  const text = response.text()
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (error) {
-    throw createError('UPSTREAM_BAD_RESPONSE', `GET ${path}: malformed JSON (status ${status})`, { cause: error, details: { path, status } })
-  }
-  if (ok && expect !== undefined && !expect(value)) {
-    throw createError('UPSTREAM_BAD_RESPONSE', `GET ${path}: JSON not of the expected shape`, { details: { path, status } })
-  }
-  return { status, headers, body, text }
-}
