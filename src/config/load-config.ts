@@ -7,6 +7,7 @@
  */
 
 import { createError } from '../errors.js'
+import { parseCidrList } from './cidr.js'
 import { describeExpected, parseValue } from './parse-value.js'
 import { variables, type Config, type Variable } from './schema.js'
 
@@ -53,6 +54,16 @@ export function loadConfig(env: Env = process.env): Config {
   if ((env['REDIS_SENTINELS']?.trim() ?? '') !== '' && (env['REDIS_SENTINEL_NAME']?.trim() ?? '') === '') {
     problems.push('REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS')
   }
+
+  const purgeAllow = env['PURGE_ALLOW']?.trim()
+  if (purgeAllow) {
+    const parsed = parseCidrList(purgeAllow)
+    if (!parsed.ok) problems.push(`PURGE_ALLOW: got ${JSON.stringify(purgeAllow.slice(0, QUOTE_LIMIT))}, ${parsed.reason}`)
+  }
+  const refreshToken = env['REFRESH_TOKEN']?.trim()
+  if (refreshToken && refreshToken.length < 16) problems.push('REFRESH_TOKEN: must be at least 16 characters long')
+  const purgeToken = env['PURGE_TOKEN']?.trim()
+  if (purgeToken && purgeToken.length < 16) problems.push('PURGE_TOKEN: must be at least 16 characters long')
 
   if (problems.length > 0) {
     throw createError('CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, {

@@ -21,6 +21,13 @@ export interface Config {
   readonly syncIntervalMs: number
   readonly syncConcurrency: number
   readonly syncRetryMaxMs: number
+  readonly fullSyncIntervalMs: number
+  readonly refreshDebounceMs: number
+  readonly purgeAllow: string
+  readonly purgeToken: string | undefined
+  readonly refreshToken: string | undefined
+  readonly leaderLeaseMs: number
+  readonly cacheTagHeaders: boolean
   readonly upstreamTimeoutMs: number
   readonly upstreamConnections: number
   readonly upstreamRetries: number
@@ -107,6 +114,34 @@ export const schema = {
   syncRetryMaxMs: {
     name: 'SYNC_RETRY_MAX', kind: 'duration', default: '5m', min: SECOND,
     doc: 'Longest wait between retries after failed syncs (the backoff grows up to it).',
+  },
+  fullSyncIntervalMs: {
+    name: 'FULL_SYNC_INTERVAL', kind: 'duration', default: '1h', min: SECOND,
+    doc: 'Time between two full syncs, which fetch every detail again (a body-only edit shows in no listing); the syncs between them re-fetch only what the listing shows changed.',
+  },
+  refreshDebounceMs: {
+    name: 'REFRESH_DEBOUNCE', kind: 'duration', default: '100ms', min: 0, max: 10 * SECOND,
+    doc: 'PURGE and webhook calls arriving within this time are handled by one refresh.',
+  },
+  purgeAllow: {
+    name: 'PURGE_ALLOW', kind: 'string', default: '127.0.0.1/32,::1/128',
+    doc: 'Source addresses (CIDRs, comma-separated, or `none`) allowed to send PURGE; others need PURGE_TOKEN.',
+  },
+  purgeToken: {
+    name: 'PURGE_TOKEN', kind: 'string', optional: true, example: 'a-long-random-string', secret: true,
+    doc: 'Lets a PURGE from any address through when sent in the `X-Purge-Token` header. Unset: addresses only.',
+  },
+  refreshToken: {
+    name: 'REFRESH_TOKEN', kind: 'string', optional: true, example: 'another-long-random-string', secret: true,
+    doc: 'Bearer token of the `POST /-/refresh` webhook (at least 16 characters). Unset: the webhook is off.',
+  },
+  leaderLeaseMs: {
+    name: 'LEADER_LEASE', kind: 'duration', default: '10s', min: 300, max: 10 * 60 * SECOND,
+    doc: 'With Redis, one instance syncs under a lease of this length, renewed every third of it; another takes over within it when that one dies.',
+  },
+  cacheTagHeaders: {
+    name: 'CACHE_TAG_HEADERS', kind: 'bool', default: 'true',
+    doc: 'Send `Surrogate-Key` and `Cache-Tag` headers (page, parent, section) so a CDN in front can purge by the same keys.',
   },
   upstreamTimeoutMs: {
     // undici reads a timeout of 0 as "no timeout", so 0 must not slip through.
