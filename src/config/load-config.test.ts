@@ -29,6 +29,11 @@ describe('loadConfig', () => {
       syncIntervalMs: 60_000,
       syncConcurrency: 8,
       syncRetryMaxMs: 300_000,
+      fullSyncIntervalMs: 3_600_000,
+      refreshDebounceMs: 100,
+      purgeAllow: '127.0.0.1/32,::1/128',
+      leaderLeaseMs: 10_000,
+      cacheTagHeaders: true,
       upstreamTimeoutMs: 10_000,
       upstreamConnections: 16,
       upstreamRetries: 2,
@@ -46,6 +51,15 @@ describe('loadConfig', () => {
       clientStaleWhileRevalidateMs: 60_000,
       clientStaleIfErrorMs: 86_400_000,
     })
+  })
+
+  it('refuses bad PURGE_ALLOW entries and short tokens, with the others, at once', () => {
+    const error = configError({ PURGE_ALLOW: '10.0.0.0/8,cms.internal', REFRESH_TOKEN: 'short', PURGE_TOKEN: 'tiny' })
+    expect(error.message).toContain('PURGE_ALLOW: got "10.0.0.0/8,cms.internal", expected CIDRs')
+    expect(error.message).toContain('REFRESH_TOKEN: must be at least 16 characters long')
+    expect(error.message).toContain('PURGE_TOKEN: must be at least 16 characters long')
+    expect(error.message).not.toContain('short')
+    expect(error.message).not.toContain('tiny')
   })
 
   it('has a default for every optional variable that its own parser accepts', () => {
