@@ -21,7 +21,18 @@ export interface SyncedPage {
   readonly listItem: string
   /** The item as a listing filtered to this page's one type shows it, when that differs. */
   readonly typedListItem?: string
-  readonly detail: string
+  /** A Buffer is a detail kept from the previous snapshot: reused as is, with its digest. */
+  readonly detail: string | Buffer
+  /** The page's {@link pageDigest}, when it is already known (a page carried over unchanged). */
+  readonly digest?: string
+}
+
+/**
+ * A digest of everything a client can see of one page: its listing items and its detail. Equal
+ * digests mean the page's bytes did not change between two snapshots.
+ */
+export function pageDigest(listItem: string, typedListItem: string | undefined, detail: string | Buffer): string {
+  return createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(detail).digest('base64url').slice(0, 22)
 }
 
 export class TreeInconsistentError extends Error {
@@ -101,9 +112,12 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
   if (problems.length > 0) throw new TreeInconsistentError(problems)
 
   const ends = subtreeEnds(pages)
+  // The fingerprint hashes each page's digest, not its bytes: a page carried over unchanged costs
+  // nothing to hash again (an incremental sync rebuilds only what changed).
   const hash = createHash('sha256')
   const records: PageRecord[] = pages.map((page, order) => {
-    hash.update(page.listItem).update('\u0000').update(page.typedListItem ?? '').update('\u0000').update(page.detail).update('\u0000')
+    const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
+    hash.update(`${page.id}:${page.parentId ?? ''}:${digest}\u0000`)
     return {
       id: page.id,
       type: detach(page.type),
@@ -117,7 +131,8 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
       subtreeEnd: ends ? ends[order]! : order + 1,
       listItem: detach(page.listItem),
       typedListItem: page.typedListItem === undefined ? undefined : detach(page.typedListItem),
-      detail: Buffer.from(page.detail, 'utf8'),
+      detail: typeof page.detail === 'string' ? Buffer.from(page.detail, 'utf8') : page.detail,
+      digest,
     }
   })
 

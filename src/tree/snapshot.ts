@@ -42,6 +42,8 @@ export interface PageRecord {
   readonly typedListItem: string | undefined
   /** The CMS's own detail body, `detail_url`s rewritten. */
   readonly detail: Buffer
+  /** A digest of `listItem`, `typedListItem` and `detail`: what changed between two snapshots. */
+  readonly digest: string
 }
 
 export interface Snapshot {
