@@ -125,7 +125,7 @@ describe('encode and decode', () => {
     const result = readSnapshotMetadata(encodeSnapshotOf(original, ORIGIN))
     expect(result).toEqual({
       ok: true,
-      metadata: { ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint, dialect: DIALECT, pageCount: 4, formatVersion: 1 },
+      metadata: { ...ORIGIN, syncedAt: original.syncedAt, fullSyncedAt: original.fullSyncedAt, version: 7, fingerprint: original.fingerprint, dialect: DIALECT, pageCount: 4, formatVersion: 1 },
     })
   })
 

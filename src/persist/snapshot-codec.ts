@@ -56,6 +56,8 @@ export interface SnapshotMetadata {
   /** The BASE_URL the stored bodies' `detail_url`s point at. */
   readonly baseUrl: string
   readonly syncedAt: number
+  /** Absent in snapshots stored before incremental syncs: read as 0 (a full sync is due). */
+  readonly fullSyncedAt?: number
   readonly version: number
   readonly fingerprint: string
 }
@@ -109,6 +111,7 @@ function metadataBytes(input: SnapshotMetadata, pageCount: number): Buffer {
       upstreamUrl: input.upstreamUrl,
       baseUrl: input.baseUrl,
       syncedAt: input.syncedAt,
+      fullSyncedAt: input.fullSyncedAt ?? input.syncedAt,
       version: input.version,
       fingerprint: input.fingerprint,
       dialect: { limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery },
@@ -302,7 +305,7 @@ function parsePages(raw: Buffer, metadata: StoredMetadata): DecodeResult {
 /** The metadata, or why it is not valid. */
 function readMetadata(value: unknown, formatVersion: number): StoredMetadata | string {
   if (!isObject(value)) return 'snapshot metadata is not an object'
-  const { upstreamUrl, baseUrl, syncedAt, version, fingerprint, dialect, pageCount } = value
+  const { upstreamUrl, baseUrl, syncedAt, fullSyncedAt, version, fingerprint, dialect, pageCount } = value
   if (typeof upstreamUrl !== 'string' || typeof baseUrl !== 'string') return 'snapshot metadata lacks its URLs'
   if (typeof syncedAt !== 'number' || !Number.isFinite(syncedAt)) return 'snapshot metadata has no valid syncedAt'
   if (!isCount(version)) return 'snapshot metadata has no valid version'
@@ -310,7 +313,8 @@ function readMetadata(value: unknown, formatVersion: number): StoredMetadata | s
   if (!isCount(pageCount)) return 'snapshot metadata has no valid page count'
   const parsedDialect = readDialect(dialect)
   if (!parsedDialect) return 'snapshot metadata has no valid dialect'
-  return { upstreamUrl, baseUrl, syncedAt, version, fingerprint, dialect: parsedDialect, pageCount, formatVersion }
+  const full = typeof fullSyncedAt === 'number' && Number.isFinite(fullSyncedAt) ? fullSyncedAt : 0
+  return { upstreamUrl, baseUrl, syncedAt, fullSyncedAt: full, version, fingerprint, dialect: parsedDialect, pageCount, formatVersion }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -378,6 +382,7 @@ function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): SnapshotMetadat
     upstreamUrl: origin.upstreamUrl,
     baseUrl: origin.baseUrl,
     syncedAt: snapshot.syncedAt,
+    fullSyncedAt: snapshot.fullSyncedAt,
     version: snapshot.version,
     fingerprint: snapshot.fingerprint,
   }
@@ -413,7 +418,12 @@ function sameUrl(a: string, b: string): boolean {
 export function rebuildFromDecoded(decoded: DecodedSnapshot): LoadResult {
   let snapshot: Snapshot
   try {
-    snapshot = buildSnapshot(decoded.pages, { version: decoded.version, syncedAt: decoded.syncedAt, dialect: decoded.dialect })
+    snapshot = buildSnapshot(decoded.pages, {
+      version: decoded.version,
+      syncedAt: decoded.syncedAt,
+      fullSyncedAt: decoded.fullSyncedAt ?? 0,
+      dialect: decoded.dialect,
+    })
   } catch (caught) {
     if (caught instanceof TreeInconsistentError) return { ok: false, reason: `stored ${caught.message}` }
     return { ok: false, reason: `snapshot could not be rebuilt: ${caught instanceof Error ? caught.message : String(caught)}` }

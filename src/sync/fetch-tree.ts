@@ -9,7 +9,9 @@ import { createError, isProxyError } from '../errors.js'
 import { getMember, type JsonNode } from '../json/json-spans.js'
 import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-detail-urls.js'
 import type { SyncedPage } from '../tree/build-snapshot.js'
-import { readDetail, readInteger, readListItem, type ListedFields } from './read-page-fields.js'
+import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
+import type { ListedPage } from './plan-refresh.js'
+import { readDetail, readInteger, readListItem, readListItemWithFlags } from './read-page-fields.js'
 import { isJson, type UpstreamAnswer, type UpstreamGet } from './upstream-port.js'
 
 export interface FetchProgress {
@@ -49,18 +51,22 @@ function parseJsonBody(answer: UpstreamAnswer, rewriteUrl: RewriteUrl, where: st
   }
 }
 
-interface Listed extends ListedFields {
-  readonly listItem: string
+export interface ListingOptions {
+  /** Already encoded and ending in `&`, e.g. `type=cms.RedirectPage&`. */
+  readonly filter?: string
+  /** Ask for the extra meta fields and cut them out of the items again (`listing-fields.ts`). */
+  readonly withFields?: boolean
 }
 
-/** Walks the listing in tree order; `filter` (already encoded, e.g. `type=cms.RedirectPage&`) narrows it. */
-async function fetchListing(options: FetchTreeOptions, filter = ''): Promise<Listed[]> {
-  const listed: Listed[] = []
+/** Walks the listing in tree order, every page of it, refusing a walk that mixes two moments. */
+export async function fetchListing(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListedPage[]> {
+  const listed: ListedPage[] = []
   const seen = new Set<number>()
   const limit = options.pageSize ?? UNLIMITED
+  const query = `${listing.filter ?? ''}${listing.withFields ? LISTING_FIELDS_PARAM : ''}`
   let total: number | undefined
   while (total === undefined || listed.length < total) {
-    const path = `${options.pagesPath}?${filter}offset=${listed.length}&limit=${limit}`
+    const path = `${options.pagesPath}?${query}offset=${listed.length}&limit=${limit}`
     const { text, root } = parseJsonBody(await options.get(path, options.signal), options.rewriteUrl, path)
     const count = readInteger(getMember(getMember(root, 'meta'), 'total_count'), 'meta.total_count', path)
     const items = getMember(root, 'items')
@@ -71,10 +77,11 @@ async function fetchListing(options: FetchTreeOptions, filter = ''): Promise<Lis
       inconsistent(`the listing ended after ${listed.length} of ${total} pages`, { path })
     }
     for (const item of items.items) {
-      const fields = readListItem(item, path)
+      const fields = listing.withFields ? readListItemWithFlags(item, path) : readListItem(item, path)
       if (seen.has(fields.id)) inconsistent(`page ${fields.id} is listed twice`, { path })
       seen.add(fields.id)
-      listed.push({ ...fields, listItem: text.slice(item.start, item.end) })
+      const listItem = listing.withFields ? stripExtraFields(text, item) : text.slice(item.start, item.end)
+      listed.push({ ...fields, listItem })
     }
     if (listed.length > total) inconsistent(`the listing holds more pages (${listed.length}) than total_count (${total})`, { path })
     options.onProgress?.({ phase: 'listing', done: listed.length, total })
@@ -82,19 +89,24 @@ async function fetchListing(options: FetchTreeOptions, filter = ''): Promise<Lis
   return listed
 }
 
-interface Fetched {
+export interface FetchedPage {
   readonly page: SyncedPage
   /** A type whose specific model shows another `html_url` than the generic listing does. */
   readonly urlDiffers: boolean
 }
 
-async function fetchDetail(options: FetchTreeOptions, listed: Listed): Promise<Fetched> {
+async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promise<FetchedPage> {
   const path = `${options.pagesPath}${listed.id}/`
   const answer = await options.get(path, options.signal)
   if (answer.status === 404) inconsistent(`page ${listed.id} disappeared during the sync`, { path })
   const { text, root } = parseJsonBody(answer, options.rewriteUrl, path)
   const detail = readDetail(root, path)
-  if (detail.id !== listed.id || detail.type !== listed.type || detail.slug !== listed.slug || detail.title !== listed.title) {
+  const flags = listed.flags
+  if (
+    detail.id !== listed.id || detail.type !== listed.type || detail.slug !== listed.slug || detail.title !== listed.title ||
+    (flags !== undefined &&
+      (flags.showInMenus !== detail.showInMenus || flags.seoTitle !== detail.seoTitle || flags.searchDescription !== detail.searchDescription))
+  ) {
     inconsistent(`page ${listed.id} changed between its listing and its detail`, { path })
   }
   const page: SyncedPage = {
@@ -112,28 +124,33 @@ async function fetchDetail(options: FetchTreeOptions, listed: Listed): Promise<F
   return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl }
 }
 
+/** Fetches the details of `pages`, `options.concurrency` at a time; the first failure fails all. */
+export async function fetchDetails(options: FetchTreeOptions, pages: readonly ListedPage[]): Promise<FetchedPage[]> {
+  const total = pages.length
+  try {
+    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page), (done) =>
+      options.onProgress?.({ phase: 'details', done, total }),
+    )
+  } catch (error) {
+    if (options.signal.aborted && !isProxyError(error, 'SYNC_ABORTED')) {
+      throw createError('SYNC_ABORTED', 'the sync was cancelled', { cause: error })
+    }
+    throw error
+  }
+}
+
 /**
  * A listing filtered to one type serialises the specific model (spec §2 `get_queryset`), and a
- * model may override its URL (a RedirectPage shows its external address). For each type whose
- * detail `html_url` differs from its generic listing item, read that type's own listing so the
- * index can answer `?type=<it>` with the CMS's own items.
+ * model may override its URL (a RedirectPage shows its external address). Reads the listing of
+ * `type` and returns its items by page id, checked to hold exactly `expected` in the same order.
  */
-async function addTypedItems(options: FetchTreeOptions, fetched: readonly Fetched[]): Promise<SyncedPage[]> {
-  const types = new Set(fetched.filter((f) => f.urlDiffers).map((f) => f.page.type))
-  const typedItems = new Map<number, string>()
-  for (const type of types) {
-    const expected = fetched.filter((f) => f.page.type === type).map((f) => f.page.id)
-    const listed = await fetchListing(options, `type=${encodeURIComponent(type)}&`)
-    const ids = listed.map((item) => item.id)
-    if (ids.length !== expected.length || ids.some((id, i) => id !== expected[i])) {
-      inconsistent(`the listing of type ${type} does not hold the same pages as the whole listing`, { type })
-    }
-    for (const item of listed) typedItems.set(item.id, item.listItem)
+export async function fetchTypedItems(options: FetchTreeOptions, type: string, expected: readonly number[]): Promise<Map<number, string>> {
+  const listed = await fetchListing(options, { filter: `type=${encodeURIComponent(type)}&` })
+  const ids = listed.map((item) => item.id)
+  if (ids.length !== expected.length || ids.some((id, i) => id !== expected[i])) {
+    inconsistent(`the listing of type ${type} does not hold the same pages as the whole listing`, { type })
   }
-  return fetched.map(({ page }) => {
-    const typed = typedItems.get(page.id)
-    return typed === undefined || typed === page.listItem ? page : { ...page, typedListItem: typed }
-  })
+  return new Map(listed.map((item) => [item.id, item.listItem]))
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight; the first failure stops the rest. */
@@ -159,18 +176,24 @@ async function mapBounded<T, R>(items: readonly T[], concurrency: number, signal
   return results
 }
 
-export async function fetchTree(options: FetchTreeOptions): Promise<SyncedPage[]> {
-  const listed = await fetchListing(options)
-  const total = listed.length
-  try {
-    const fetched = await mapBounded(listed, options.concurrency, options.signal, (page) => fetchDetail(options, page), (done) =>
-      options.onProgress?.({ phase: 'details', done, total }),
-    )
-    return await addTypedItems(options, fetched)
-  } catch (error) {
-    if (options.signal.aborted && !isProxyError(error, 'SYNC_ABORTED')) {
-      throw createError('SYNC_ABORTED', 'the sync was cancelled', { cause: error })
-    }
-    throw error
+/** A full read: the listing, every detail, and the typed items of types whose URL differs. */
+export async function fetchTree(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<SyncedPage[]> {
+  const listed = await fetchListing(options, listing)
+  const fetched = await fetchDetails(options, listed)
+  const types = new Set(fetched.filter((f) => f.urlDiffers).map((f) => f.page.type))
+  const typed = new Map<number, string>()
+  for (const type of types) {
+    const items = await fetchTypedItems(options, type, fetched.filter((f) => f.page.type === type).map((f) => f.page.id))
+    for (const [id, item] of items) typed.set(id, item)
   }
+  return fetched.map(({ page }) => withTypedItem(page, typed.get(page.id)))
+}
+
+/** The page with its typed listing item, kept only where it differs from the generic one. */
+export function withTypedItem(page: SyncedPage, typed: string | undefined): SyncedPage {
+  const wanted = typed === undefined || typed === page.listItem ? undefined : typed
+  if (wanted === page.typedListItem) return page
+  // A carried-over digest no longer describes the page.
+  const { typedListItem: _old, digest: _stale, ...rest } = page
+  return wanted === undefined ? rest : { ...rest, typedListItem: wanted }
 }

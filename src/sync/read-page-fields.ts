@@ -34,6 +34,25 @@ export interface ListedFields {
   readonly slug: string
   /** `null` for a page that is not routable. */
   readonly htmlUrl: string | null
+  /** Present when the listing was asked for them (`listing-fields.ts`). */
+  readonly flags?: PageFlags
+}
+
+/** The generic fields the index filters on that the default listing leaves out. */
+export interface PageFlags {
+  readonly showInMenus: boolean
+  readonly seoTitle: string
+  readonly searchDescription: string
+}
+
+function readFlags(item: JsonNode): PageFlags | undefined {
+  const show = getPath(item, ['meta', 'show_in_menus'])
+  if (show === undefined) return undefined
+  return {
+    showInMenus: show.kind === 'true',
+    seoTitle: optionalString(getPath(item, ['meta', 'seo_title'])),
+    searchDescription: optionalString(getPath(item, ['meta', 'search_description'])),
+  }
 }
 
 export function readListItem(item: JsonNode, where: string): ListedFields {
@@ -47,14 +66,18 @@ export function readListItem(item: JsonNode, where: string): ListedFields {
   }
 }
 
+/** A listing item's fields, with the extra flags when the listing carried them. */
+export function readListItemWithFlags(item: JsonNode, where: string): ListedFields {
+  const fields = readListItem(item, where)
+  const flags = readFlags(item)
+  return flags ? { ...fields, flags } : fields
+}
+
 function optionalUrl(node: JsonNode | undefined): string | null {
   return node?.kind === 'string' ? node.value : null
 }
 
-export interface DetailFields extends ListedFields {
-  readonly showInMenus: boolean
-  readonly seoTitle: string
-  readonly searchDescription: string
+export interface DetailFields extends ListedFields, PageFlags {
   readonly parentId: number | null
 }
 

@@ -18,7 +18,7 @@ function stubCms() {
     if (path.includes('offset=1000000000')) return json(400, { message: 'limit cannot be higher than 20' })
     if (path.includes('type=&')) return json(200, { meta: { total_count: 2 }, items: [] })
     if (path.includes('find/')) return { status: 302, contentType: 'text/html', headers: { location: 'http://cms/api/v1/cms/pages/1/?' }, text: '' }
-    if (path.includes('?offset=')) {
+    if (path.includes('offset=') || path.includes('limit=3')) {
       return json(200, { meta: { total_count: 2 }, items: [{ id: 1, meta: meta(1), title: state.title }, { id: 2, meta: meta(2), title: 'Child' }] })
     }
     const id = Number(/pages\/(\d+)\//.exec(path)![1])
@@ -108,7 +108,8 @@ describe('sync loop', () => {
     const sync = service(cms, manualTimers().timers)
     const [a, b] = await Promise.all([sync.syncNow(), sync.syncNow()])
     expect(a).toBe(b)
-    expect(cms.state.requests).toBe(2 + 2 + 2) // probe + listing, two details, two dialect probes
+    // page-size probe, two listing-fields probes, the listing, two details, two dialect probes
+    expect(cms.state.requests).toBe(1 + 2 + 1 + 2 + 2)
     await sync.stop()
   })
 

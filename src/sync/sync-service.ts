@@ -1,5 +1,8 @@
 /**
- * Keeps the snapshot in step with the CMS: a full sync at start, then every `SYNC_INTERVAL`.
+ * Keeps the snapshot in step with the CMS: a full sync at start, then every `SYNC_INTERVAL` an
+ * incremental one (the listing, and only the details it shows changed), and a full one again
+ * every `FULL_SYNC_INTERVAL`. PURGE and webhook calls become `refresh()` requests, coalesced over
+ * `REFRESH_DEBOUNCE` into one incremental sync that also re-fetches the pages they named.
  * A failed or inconsistent sync changes nothing readers see; it is retried with backoff while the
  * last good snapshot keeps serving. One sync runs at a time.
  * @module
@@ -9,8 +12,12 @@ import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import { buildSnapshot, TreeInconsistentError } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { syncRetryDelay } from './backoff.js'
-import { fetchTree, type FetchProgress } from './fetch-tree.js'
+import type { FetchProgress } from './fetch-tree.js'
+import { probeListingFields } from './listing-fields.js'
+import type { RefreshReason } from './plan-refresh.js'
 import { probeDialect, probeLimitMax } from './probe-dialect.js'
+import type { RefreshRequest } from './refresh-request.js'
+import { syncTree, type SyncedTree } from './sync-tree.js'
 import type { UpstreamGet } from './upstream-port.js'
 
 export interface SyncLogger {
@@ -30,6 +37,10 @@ export interface SyncServiceOptions {
   readonly rewriteUrl: RewriteUrl
   readonly concurrency: number
   readonly intervalMs: number
+  /** Every this long, a sync fetches every detail again (body-only edits show in no listing). */
+  readonly fullIntervalMs?: number
+  /** Refresh requests arriving within this long are handled by one sync. */
+  readonly debounceMs?: number
   readonly retryMaxMs: number
   readonly logger: SyncLogger
   readonly now: () => number
@@ -37,13 +48,31 @@ export interface SyncServiceOptions {
   readonly timers?: Timers
   /** How often a long sync logs its progress. */
   readonly progressEveryMs?: number
-  /** Called after a snapshot with different content was swapped in (by a sync, or adopted from storage). */
-  readonly onSnapshot?: (snapshot: Snapshot, previous: Snapshot | undefined, source: 'sync' | 'storage') => void
+  /**
+   * Called after a snapshot with different content was swapped in: by a sync of this instance,
+   * adopted from storage at start, or received from the instance that syncs (`peer`).
+   */
+  readonly onSnapshot?: (snapshot: Snapshot, previous: Snapshot | undefined, source: SnapshotSource) => void
+  /** Called after every sync attempt, for metrics. */
+  readonly onSyncEnd?: (result: SyncResult) => void
 }
 
+export type SnapshotSource = 'sync' | 'storage' | 'peer'
+
+export type SyncMode = 'full' | 'incremental'
+
 export type SyncResult =
-  | { readonly ok: true; readonly changed: boolean; readonly pages: number; readonly durationMs: number }
-  | { readonly ok: false; readonly error: Error; readonly durationMs: number }
+  | {
+    readonly ok: true
+    readonly mode: SyncMode
+    readonly changed: boolean
+    readonly pages: number
+    /** Details fetched: every page on a full sync, the changed ones on an incremental one. */
+    readonly detailsFetched: number
+    readonly reasons?: Readonly<Record<RefreshReason, number>>
+    readonly durationMs: number
+  }
+  | { readonly ok: false; readonly mode: SyncMode; readonly error: Error; readonly durationMs: number }
 
 export interface SyncStatus {
   readonly lastAttemptAt: number | undefined
@@ -51,6 +80,9 @@ export interface SyncStatus {
   readonly lastError: string | undefined
   readonly consecutiveFailures: number
   readonly running: boolean
+  /** Whether the loop runs (false on an instance that follows another's syncs). */
+  readonly active: boolean
+  readonly lastMode: SyncMode | undefined
 }
 
 export interface SyncService {
@@ -63,9 +95,16 @@ export interface SyncService {
    * once the service has a snapshot of its own.
    */
   adopt(snapshot: Snapshot): boolean
+  /**
+   * Serves a snapshot another instance synced (read from Redis), when it differs from the current
+   * one and is newer (higher version, or synced later).
+   */
+  receive(snapshot: Snapshot): boolean
   /** Runs a sync now, or joins the one running. Never throws: the outcome says what happened. */
-  syncNow(): Promise<SyncResult>
-  /** Stops the loop and cancels a sync in flight. */
+  syncNow(options?: { readonly full?: boolean }): Promise<SyncResult>
+  /** Asks for a sync soon (PURGE, webhook); requests within the debounce time share one. */
+  refresh(request: RefreshRequest): void
+  /** Stops the loop and cancels a sync in flight; `start()` resumes it. */
   stop(): Promise<void>
 }
 
@@ -77,25 +116,37 @@ const defaultTimers: Timers = {
 export function createSyncService(options: SyncServiceOptions): SyncService {
   const timers = options.timers ?? defaultTimers
   const progressEveryMs = options.progressEveryMs ?? 5000
+  const fullIntervalMs = options.fullIntervalMs ?? Number.POSITIVE_INFINITY
+  const debounceMs = options.debounceMs ?? 0
   let current: Snapshot | undefined
   let dialect: Dialect | undefined
+  /** Learned from the CMS once per process; `undefined` = not probed yet. */
+  let withFields: boolean | undefined
   let running: Promise<SyncResult> | undefined
   let controller: AbortController | undefined
   let timer: unknown
+  let timerKind: 'interval' | 'refresh' | undefined
   let stopped = true
+  const pending = { ids: new Set<number>(), all: false, any: false }
   const status = {
     lastAttemptAt: undefined as number | undefined,
     lastSuccessAt: undefined as number | undefined,
     lastError: undefined as string | undefined,
     consecutiveFailures: 0,
+    lastMode: undefined as SyncMode | undefined,
   }
 
   async function learnDialect(rootId: number, limitMax: number | null, signal: AbortSignal): Promise<Dialect> {
     if (dialect && dialect.limitMax === limitMax) return dialect
+    if (dialect) return { ...dialect, limitMax }
     return { limitMax, ...(await probeDialect(options.get, options.pagesPath, rootId, signal)) }
   }
 
-  async function runOnce(): Promise<SyncResult> {
+  function isPageSizeRefusal(error: unknown): boolean {
+    return isProxyError(error, 'UPSTREAM_BAD_STATUS') && (error.details as { status?: number } | undefined)?.status === 400
+  }
+
+  async function runOnce(requestedFull: boolean): Promise<SyncResult> {
     const started = options.now()
     status.lastAttemptAt = started
     controller = new AbortController()
@@ -107,11 +158,19 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       lastLog = at
       options.logger.info({ ...progress }, `sync: ${progress.phase} ${progress.done}/${progress.total}`)
     }
-    options.logger.debug({}, 'sync: started')
+    const requested = new Set(pending.ids)
+    const full = requestedFull || pending.all || !current || started - current.fullSyncedAt >= fullIntervalMs
+    pending.ids.clear()
+    pending.all = false
+    pending.any = false
+    let mode: SyncMode = full ? 'full' : 'incremental'
+    options.logger.debug({ mode, requested: requested.size }, 'sync: started')
     try {
-      // The page size is learned every time: an operator may change WAGTAILAPI_LIMIT_MAX.
-      const limitMax = await probeLimitMax(options.get, options.pagesPath, signal)
-      const pages = await fetchTree({
+      // A full sync asks for the page size again (an operator may change WAGTAILAPI_LIMIT_MAX);
+      // an incremental one reuses it, and learns it again only if the CMS refuses it.
+      let limitMax = mode === 'full' || dialect === undefined ? await probeLimitMax(options.get, options.pagesPath, signal) : dialect.limitMax
+      withFields ??= await probeListingFields(options.get, options.pagesPath, signal)
+      const read = async (asFull: boolean) => syncTree({
         get: options.get,
         pagesPath: options.pagesPath,
         rewriteUrl: options.rewriteUrl,
@@ -119,43 +178,100 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         concurrency: options.concurrency,
         signal,
         onProgress,
+        previous: current,
+        full: asFull,
+        requested,
+        withFields: withFields ?? false,
       })
-      dialect = await learnDialect(pages[0]?.id ?? 0, limitMax, signal)
-      const candidate = buildSnapshot(pages, { version: (current?.version ?? 0) + 1, syncedAt: options.now(), dialect })
+      let tree: SyncedTree
+      try {
+        tree = await read(mode === 'full')
+      } catch (error) {
+        if (mode === 'full' || !isPageSizeRefusal(error)) throw error
+        limitMax = await probeLimitMax(options.get, options.pagesPath, signal)
+        tree = await read(false)
+      }
+      dialect = await learnDialect(tree.pages[0]?.id ?? 0, limitMax, signal)
+      const build = (pages: typeof tree.pages, asFull: boolean) => buildSnapshot(pages, {
+        version: (current?.version ?? 0) + 1,
+        syncedAt: options.now(),
+        fullSyncedAt: asFull ? started : current!.fullSyncedAt,
+        dialect: dialect!,
+      })
+      let candidate: Snapshot
+      try {
+        candidate = build(tree.pages, mode === 'full')
+      } catch (error) {
+        // Parent links carried over from the last snapshot that no longer form a tree mean the
+        // listing did not show some change (a move of a page without a URL): read everything.
+        if (mode === 'full' || !(error instanceof TreeInconsistentError)) throw error
+        options.logger.info({ reason: error.message }, 'sync: the incremental sync saw an inconsistent tree; reading everything')
+        mode = 'full'
+        tree = await read(true)
+        candidate = build(tree.pages, true)
+      }
       const changed = candidate.fingerprint !== current?.fingerprint
       const previous = current
-      // An unchanged tree keeps its snapshot (and every body rendered from it).
+      // An unchanged tree keeps its snapshot (and every body rendered from it), unless a full
+      // sync must record that every detail was checked.
       if (changed) current = candidate
+      else if (mode === 'full' && current) current = { ...current, fullSyncedAt: started }
       status.lastSuccessAt = options.now()
       status.lastError = undefined
       status.consecutiveFailures = 0
+      status.lastMode = mode
       const durationMs = options.now() - started
-      options.logger.info({ pages: pages.length, changed, version: current!.version, durationMs }, 'sync: done')
+      options.logger.info(
+        { mode, pages: tree.pages.length, detailsFetched: tree.detailsFetched, removed: tree.removed, reasons: tree.reasons, changed, version: current!.version, durationMs },
+        'sync: done',
+      )
       if (changed) options.onSnapshot?.(candidate, previous, 'sync')
-      return { ok: true, changed, pages: pages.length, durationMs }
+      return {
+        ok: true, mode, changed, pages: tree.pages.length, detailsFetched: tree.detailsFetched,
+        ...(tree.reasons ? { reasons: tree.reasons } : {}), durationMs,
+      }
     } catch (caught) {
       const error = caught instanceof Error ? caught : new Error(String(caught))
+      // What was asked for is still owed: the retry fetches it.
+      for (const id of requested) pending.ids.add(id)
+      if (requestedFull) pending.all = true
       status.lastError = error.message
       status.consecutiveFailures++
+      status.lastMode = mode
       const durationMs = options.now() - started
       const code = isProxyError(error) ? error.code : error instanceof TreeInconsistentError ? 'SYNC_INCONSISTENT' : 'SYNC_FAILED'
       options.logger.warn(
-        { err: error, code, failures: status.consecutiveFailures, keptVersion: current?.version, durationMs },
+        { err: error, code, mode, failures: status.consecutiveFailures, keptVersion: current?.version, durationMs },
         'sync: failed; the last good snapshot keeps serving',
       )
-      return { ok: false, error, durationMs }
+      return { ok: false, mode, error, durationMs }
     } finally {
       controller = undefined
     }
   }
 
-  function schedule(result: SyncResult): void {
-    if (stopped) return
-    const delay = result.ok ? options.intervalMs : syncRetryDelay(status.consecutiveFailures, options.retryMaxMs, options.random)
+  function clearTimer(): void {
+    if (timer !== undefined) timers.clearTimeout(timer)
+    timer = undefined
+    timerKind = undefined
+  }
+
+  function setTimer(kind: 'interval' | 'refresh', delay: number): void {
+    clearTimer()
+    timerKind = kind
     timer = timers.setTimeout(() => {
       timer = undefined
+      timerKind = undefined
       void service.syncNow()
     }, delay)
+  }
+
+  function schedule(result: SyncResult): void {
+    if (stopped) return
+    if (!result.ok) return setTimer('interval', syncRetryDelay(status.consecutiveFailures, options.retryMaxMs, options.random))
+    // Requests that came in during the sync are handled now, not at the next interval.
+    if (pending.any) return setTimer('refresh', debounceMs)
+    setTimer('interval', options.intervalMs)
   }
 
   const service: SyncService = {
@@ -163,7 +279,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       return current
     },
     get status() {
-      return { ...status, running: running !== undefined }
+      return { ...status, running: running !== undefined, active: !stopped }
     },
     adopt(snapshot) {
       if (current) return false
@@ -172,28 +288,44 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       options.onSnapshot?.(snapshot, undefined, 'storage')
       return true
     },
+    receive(snapshot) {
+      if (current && (snapshot.fingerprint === current.fingerprint || (snapshot.version <= current.version && snapshot.syncedAt <= current.syncedAt))) {
+        return false
+      }
+      const previous = current
+      current = snapshot
+      dialect = snapshot.dialect
+      options.onSnapshot?.(snapshot, previous, 'peer')
+      return true
+    },
     start() {
       if (!stopped) return
       stopped = false
       void service.syncNow()
     },
-    syncNow() {
+    syncNow(syncOptions = {}) {
       if (running) return running
-      if (timer !== undefined) {
-        timers.clearTimeout(timer)
-        timer = undefined
-      }
-      running = runOnce().then((result) => {
+      clearTimer()
+      running = runOnce(syncOptions.full ?? false).then((result) => {
         running = undefined
+        options.onSyncEnd?.(result)
         schedule(result)
         return result
       })
       return running
     },
+    refresh(request) {
+      for (const id of request.ids ?? []) pending.ids.add(id)
+      if (request.all) pending.all = true
+      pending.any = true
+      options.logger.debug({ ids: request.ids?.length ?? 0, all: request.all === true, reason: request.reason }, 'sync: refresh requested')
+      // A sync in flight picks the request up when it ends (`schedule`); a retry backoff is cut short.
+      if (stopped || running || timerKind === 'refresh') return
+      setTimer('refresh', debounceMs)
+    },
     async stop() {
       stopped = true
-      if (timer !== undefined) timers.clearTimeout(timer)
-      timer = undefined
+      clearTimer()
       controller?.abort()
       await running
     },

@@ -104,6 +104,8 @@ function detach(text: string): string {
 export interface BuildOptions {
   readonly version: number
   readonly syncedAt: number
+  /** When every detail was last fetched; defaults to `syncedAt` (a full sync). */
+  readonly fullSyncedAt?: number
   readonly dialect: Dialect
 }
 
@@ -166,6 +168,7 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
   return Object.freeze({
     version: options.version,
     syncedAt: options.syncedAt,
+    fullSyncedAt: options.fullSyncedAt ?? options.syncedAt,
     fingerprint: hash.digest('base64url'),
     pages: Object.freeze(records),
     byId,

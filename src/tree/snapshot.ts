@@ -51,6 +51,8 @@ export interface Snapshot {
   readonly version: number
   /** When the sync that produced it finished (ms since epoch, from the injected clock). */
   readonly syncedAt: number
+  /** When every detail was last fetched (a full sync); incremental syncs carry it over. */
+  readonly fullSyncedAt: number
   /** A digest of every rendered byte: equal fingerprints mean nothing a client can see changed. */
   readonly fingerprint: string
   /** Every visible page, in tree order. */

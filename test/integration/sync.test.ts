@@ -42,7 +42,8 @@ describe('a failed sync keeps serving the previous snapshot', () => {
     const edit = editSomePage(h)
     const versionBefore = h.app.shield.sync.current!.version
     h.origin.setFault(fault)
-    const result = await h.app.shield.sync.syncNow()
+    // A full sync reads every detail, so a fault on any of them is met.
+    const result = await h.app.shield.sync.syncNow({ full: true })
     expect(result.ok).toBe(false)
     expect(h.app.shield.sync.current!.version).toBe(versionBefore)
     expect(await titleServed(h, edit.url)).toBe(edit.oldTitle)
@@ -93,7 +94,7 @@ describe('an inconsistent tree is never published', () => {
     const detail = JSON.parse((await h.origin_get(`/api/v1/cms/pages/${page.id}/`)).body)
     detail.meta.parent.id = 424_242
     h.origin.setFault((ctx) => (ctx.kind === 'detail' && ctx.id === page.id ? { type: 'json', status: 200, body: detail } : undefined))
-    const result = await h.app.shield.sync.syncNow()
+    const result = await h.app.shield.sync.syncNow({ full: true })
     expect(!result.ok && result.error.message).toMatch(/names parent 424242, which is not in the tree/)
   })
 
@@ -106,7 +107,7 @@ describe('an inconsistent tree is never published', () => {
     da.meta.parent.id = b!.id
     db.meta.parent.id = a!.id
     h.origin.setFault((ctx) => (ctx.kind === 'detail' && ctx.id === a!.id ? { type: 'json', status: 200, body: da } : ctx.kind === 'detail' && ctx.id === b!.id ? { type: 'json', status: 200, body: db } : undefined))
-    const result = await h.app.shield.sync.syncNow()
+    const result = await h.app.shield.sync.syncNow({ full: true })
     expect(!result.ok && result.error.message).toMatch(/form a cycle/)
   })
 
@@ -116,7 +117,7 @@ describe('an inconsistent tree is never published', () => {
     h.origin.onRequest((ctx) => {
       if (ctx.kind === 'detail' && ctx.id === page.id) h!.origin.updatePage(page.id, { title: 'Renamed mid-sync' })
     })
-    const result = await h.app.shield.sync.syncNow()
+    const result = await h.app.shield.sync.syncNow({ full: true })
     expect(!result.ok && result.error.message).toMatch(new RegExp(`page ${page.id} changed between its listing and its detail`))
     expect(await titleServed(h, `/api/v1/cms/pages/${page.id}/`)).toBe(page.title)
   })
@@ -128,7 +129,7 @@ describe('an inconsistent tree is never published', () => {
     h.origin.onRequest((ctx) => {
       if (ctx.kind === 'detail' && ctx.id !== last.id && h!.origin.pages().some((p) => p.id === last.id)) h!.origin.removePage(last.id)
     })
-    const result = await h.app.shield.sync.syncNow()
+    const result = await h.app.shield.sync.syncNow({ full: true })
     expect(!result.ok && result.error.message).toBe(`page ${last.id} disappeared during the sync`)
     expect((await h.get(`/api/v1/cms/pages/${last.id}/`)).status).toBe(200)
   })
@@ -185,7 +186,7 @@ describe('changes and readiness', () => {
   it('walks the listing at the CMS\'s largest page size, then every detail once', async () => {
     h = await startShield({ origin: { limitMax: 30 }, synced: false })
     await h.app.shield.sync.syncNow()
-    const listings = h.origin.requests.filter((r) => r.kind === 'list' && /^\/api\/v1\/cms\/pages\/\?offset=\d+&limit=30$/.test(r.url))
+    const listings = h.origin.requests.filter((r) => r.kind === 'list' && /^\/api\/v1\/cms\/pages\/\?fields=show_in_menus,seo_title,search_description&offset=\d+&limit=30$/.test(r.url))
     expect(listings.map((r) => new URL(r.url, 'http://x').searchParams.get('offset'))).toEqual(['0', '30', '60'])
     expect(h.origin.hits.detail).toBe(89)
     // Reads afterwards cost nothing, and the CMS's maximum applies to clients too.
@@ -198,7 +199,7 @@ describe('changes and readiness', () => {
   it('uses one request for the whole listing when the CMS has no maximum', async () => {
     h = await startShield({ origin: { limitMax: null }, synced: false })
     await h.app.shield.sync.syncNow()
-    const listings = h.origin.requests.filter((r) => r.kind === 'list' && /^\/api\/v1\/cms\/pages\/\?offset=0&limit=/.test(r.url))
+    const listings = h.origin.requests.filter((r) => r.kind === 'list' && /^\/api\/v1\/cms\/pages\/\?fields=[a-z_,]+&offset=0&limit=/.test(r.url))
     expect(listings).toHaveLength(1)
     expect(JSON.parse((await h.get('/api/v1/cms/pages/?limit=89')).body).items).toHaveLength(89)
   })

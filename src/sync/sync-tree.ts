@@ -1,0 +1,96 @@
+/**
+ * One sync of the page tree: full (the listing, every detail) or incremental (the listing, then
+ * only the details `plan-refresh.ts` picks). An incremental sync carries every other page over
+ * from the previous snapshot as it is, detail Buffer and digest included, so the new snapshot
+ * rebuilds only what changed and unchanged pages keep their rendered bytes and ETags.
+ * @module
+ */
+import type { SyncedPage } from '../tree/build-snapshot.js'
+import type { PageRecord, Snapshot } from '../tree/snapshot.js'
+import { fetchDetails, fetchListing, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage } from './fetch-tree.js'
+import { planRefresh, type ListedPage, type RefreshReason } from './plan-refresh.js'
+
+export interface SyncTreeOptions extends FetchTreeOptions {
+  /** The snapshot to refresh; `undefined` (or `full`) fetches everything. */
+  readonly previous: Snapshot | undefined
+  readonly full: boolean
+  /** Pages a PURGE or the webhook named: fetched again even when their listing item is unchanged. */
+  readonly requested: ReadonlySet<number>
+  /** Read the listing with the extra meta fields (probed: `probeListingFields`). */
+  readonly withFields: boolean
+}
+
+export interface SyncedTree {
+  readonly pages: SyncedPage[]
+  readonly mode: 'full' | 'incremental'
+  /** Details fetched (all pages on a full sync). */
+  readonly detailsFetched: number
+  /** Incremental only: why pages were fetched again. */
+  readonly reasons?: Readonly<Record<RefreshReason, number>>
+  readonly removed: number
+}
+
+function carriedOver(record: PageRecord): SyncedPage {
+  return {
+    id: record.id,
+    type: record.type,
+    title: record.title,
+    slug: record.slug,
+    showInMenus: record.showInMenus,
+    seoTitle: record.seoTitle,
+    searchDescription: record.searchDescription,
+    parentId: record.parentId,
+    listItem: record.listItem,
+    ...(record.typedListItem === undefined ? {} : { typedListItem: record.typedListItem }),
+    detail: record.detail,
+    digest: record.digest,
+  }
+}
+
+/**
+ * Types whose typed listing must be read again: a fetched page of the type shows another URL in
+ * its detail than in the generic listing, or had a typed item before.
+ */
+function typesToList(fetched: readonly FetchedPage[], previous: Snapshot | undefined): Set<string> {
+  const types = new Set<string>()
+  for (const { page, urlDiffers } of fetched) {
+    if (urlDiffers || previous?.byId.get(page.id)?.typedListItem !== undefined) types.add(page.type)
+  }
+  return types
+}
+
+export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
+  const listed = await fetchListing(options, { withFields: options.withFields })
+  const previous = options.full ? undefined : options.previous
+  let toFetch: readonly ListedPage[] = listed
+  let reasons: Readonly<Record<RefreshReason, number>> | undefined
+  const listedIds = new Set(listed.map((page) => page.id))
+  let removed = options.previous ? options.previous.pages.filter((record) => !listedIds.has(record.id)).length : 0
+  if (previous) {
+    const plan = planRefresh(previous, listed, options.requested)
+    toFetch = plan.fetch
+    reasons = plan.reasons
+    removed = plan.removed.length
+  }
+  const fetched = await fetchDetails(options, toFetch)
+  const byId = new Map(fetched.map((f) => [f.page.id, f.page]))
+
+  const typed = new Map<number, string>()
+  const listedTypes = typesToList(fetched, previous)
+  for (const type of listedTypes) {
+    const expected = listed.filter((page) => page.type === type).map((page) => page.id)
+    for (const [id, item] of await fetchTypedItems(options, type, expected)) typed.set(id, item)
+  }
+
+  const pages = listed.map((item) => {
+    const page = byId.get(item.id) ?? carriedOver(previous!.byId.get(item.id)!)
+    return listedTypes.has(page.type) ? withTypedItem(page, typed.get(page.id)) : page
+  })
+  return {
+    pages,
+    mode: previous ? 'incremental' : 'full',
+    detailsFetched: fetched.length,
+    ...(reasons ? { reasons } : {}),
+    removed,
+  }
+}
