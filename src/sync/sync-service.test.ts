@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createUrlRewriter } from '../json/rewrite-detail-urls.js'
 import { renderWagtailJson } from '../json/json-text.js'
 import { syncRetryDelay } from './backoff.js'
-import { createSyncService, type Timers } from './sync-service.js'
+import { createSyncService, type SyncServiceOptions, type Timers } from './sync-service.js'
 import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
 
 const silent = { info() {}, warn() {}, debug() {} }
@@ -43,7 +43,7 @@ function manualTimers() {
   return { timers, next, fire: () => { const t = next()!; t.cleared = true; t.callback() } }
 }
 
-function service(cms: ReturnType<typeof stubCms>, timers: Timers) {
+function service(cms: ReturnType<typeof stubCms>, timers: Timers, extra: Partial<SyncServiceOptions> = {}) {
   return createSyncService({
     get: cms.get,
     pagesPath: '/api/v1/cms/pages/',
@@ -55,6 +55,7 @@ function service(cms: ReturnType<typeof stubCms>, timers: Timers) {
     now: () => 0,
     random: () => 0.5,
     timers,
+    ...extra,
   })
 }
 
@@ -116,5 +117,73 @@ describe('sync loop', () => {
   it('caps the backoff at SYNC_RETRY_MAX', () => {
     expect(syncRetryDelay(40, 300_000, () => 1)).toBe(300_000)
     expect(syncRetryDelay(40, 300_000, () => 0)).toBe(150_000)
+  })
+})
+
+describe('refresh requests and full syncs', () => {
+  it('coalesces a burst of refresh requests into one incremental sync after the debounce time', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    const synced: string[] = []
+    const sync = service(cms, clock.timers, { debounceMs: 100, onSyncEnd: (r) => void synced.push(r.mode) })
+    sync.start()
+    await settle()
+    expect(synced).toEqual(['full'])
+    sync.refresh({ ids: [2], reason: 'purge' })
+    sync.refresh({ ids: [1], reason: 'purge' })
+    sync.refresh({ listing: true, reason: 'purge' })
+    expect(clock.next()!.ms).toBe(100)
+    cms.state.requests = 0
+    clock.fire()
+    await settle()
+    expect(synced).toEqual(['full', 'incremental'])
+    // One listing request and the two named details: no probes, no other page.
+    expect(cms.state.requests).toBe(3)
+    expect(clock.next()!.ms).toBe(60_000)
+    await sync.stop()
+  })
+
+  it('handles a request that arrives during a sync right after it', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    const sync = service(cms, clock.timers, { debounceMs: 50 })
+    sync.start()
+    sync.refresh({ ids: [2], reason: 'webhook' })
+    await settle()
+    expect(clock.next()!.ms).toBe(50)
+    await sync.stop()
+  })
+
+  it('runs a full sync once FULL_SYNC_INTERVAL has passed since the last one', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    let now = 0
+    const modes: string[] = []
+    const sync = service(cms, clock.timers, { now: () => now, fullIntervalMs: 3_600_000, onSyncEnd: (r) => void modes.push(r.mode) })
+    sync.start()
+    await settle()
+    now = 60_000
+    clock.fire()
+    await settle()
+    now = 3_600_000
+    clock.fire()
+    await settle()
+    expect(modes).toEqual(['full', 'incremental', 'full'])
+    expect(sync.current!.fullSyncedAt).toBe(3_600_000)
+    await sync.stop()
+  })
+
+  it('takes a newer snapshot from the syncing instance, and ignores one it already has', async () => {
+    const cms = stubCms()
+    const leader = service(cms, manualTimers().timers)
+    const follower = service(cms, manualTimers().timers)
+    await leader.syncNow()
+    expect(follower.receive(leader.current!)).toBe(true)
+    expect(follower.receive(leader.current!)).toBe(false)
+    cms.state.title = 'Edited'
+    await leader.syncNow()
+    expect(follower.receive(leader.current!)).toBe(true)
+    expect(follower.current!.pages[0]!.title).toBe('Edited')
+    await leader.stop()
   })
 })
