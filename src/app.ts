@@ -4,7 +4,9 @@
  * and tests drive it with `inject()` or `listen({ port: 0 })`.
  * @module
  */
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify'
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
 import { createMemoryStore } from './cache/stores/memory-store.js'
@@ -17,7 +19,16 @@ import { methodNotAllowedAnswer, NOT_FOUND_ANSWER, proxyFailureAnswer } from './
 import { createPagesService, type PagesService } from './http/pages-service.js'
 import { registerHealthRoutes } from './http/routes/health.js'
 import { isApiRoute, registerPagesRoutes, sendAnswer } from './http/routes/pages.js'
+import { createClusterCoordinator, followRole, type ClusterCoordinator } from './sync/cluster-coordinator.js'
+import { createLeaderLease } from './sync/leader-lease.js'
 import { createSyncService, type SyncService, type Timers } from './sync/sync-service.js'
+import { createClusterChannel } from './cache/cluster-channel.js'
+import { parseCidrList, type AddressList } from './config/cidr.js'
+import { createPurgeAccess } from './http/purge-access.js'
+import { registerPurgeRoute } from './http/routes/purge.js'
+import { registerRefreshWebhook } from './http/routes/refresh-webhook.js'
+import { loadSnapshot } from './persist/snapshot-codec.js'
+import type { RefreshRequest } from './sync/refresh-request.js'
 import type { UpstreamGet } from './sync/upstream-port.js'
 import { createHttpClient } from './upstream/http-client.js'
 import { toStoredAnswer } from './upstream/read-through-loader.js'
@@ -44,6 +55,10 @@ export interface Shield {
   /** Redis, when configured. */
   readonly shared: SharedTier | undefined
   readonly persistence: SnapshotPersistence | undefined
+  /** With Redis: who syncs, and how snapshots and refresh requests travel between instances. */
+  readonly cluster: ClusterCoordinator | undefined
+  /** Where PURGE and webhook calls go: this instance's sync, or the one that syncs. */
+  requestRefresh(request: RefreshRequest): void
 }
 
 declare module 'fastify' {
@@ -52,9 +67,17 @@ declare module 'fastify' {
   }
 }
 
+const NOBODY: AddressList = { entries: [], has: () => false }
+
+const defaultTimers: Timers = {
+  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+}
+
 export async function buildApp(config: Config, deps: AppDependencies = {}): Promise<FastifyInstance> {
   const now = deps.now ?? Date.now
   const random = deps.random ?? Math.random
+  const timers = deps.timers ?? defaultTimers
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
     // One line per request from the onResponse hook below, instead of Fastify's two.
@@ -115,16 +138,19 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     rewriteUrl,
     concurrency: config.syncConcurrency,
     intervalMs: config.syncIntervalMs,
+    fullIntervalMs: config.fullSyncIntervalMs,
+    debounceMs: config.refreshDebounceMs,
     retryMaxMs: config.syncRetryMaxMs,
     logger: app.log,
     now,
     random,
-    ...(deps.timers ? { timers: deps.timers } : {}),
-    // Rendered bodies belong to the old snapshot. Read-through keys carry the snapshot's
-    // fingerprint, so a changed tree starts them afresh on every instance.
+    timers,
     onSnapshot: (snapshot, _previous, source) => {
       pages.onSnapshotChanged()
-      if (source === 'sync') void persistence?.save(snapshot)
+      // Only what this instance synced is stored and announced; the others' is already in Redis.
+      if (source === 'sync' && persistence) {
+        void persistence.save(snapshot).then(() => cluster?.announce(snapshot))
+      }
     },
   })
   // Declared after the sync (whose callback uses it) because it reads the sync's snapshot.
@@ -150,14 +176,31 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     ? undefined
     : createSnapshotPersistence({ targets, upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl, logger: app.log, now })
 
-  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence })
+  const cluster = shared ? createCluster(config, shared, sync, app.log, now, timers) : undefined
+  const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
+
+  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh })
 
   // The API takes no bodies: accept any content type (so a POST gets DRF's 405, not a 415) and drop it.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, _body, done) => done(null, undefined))
 
   registerPagesRoutes(app, pages)
-  registerHealthRoutes(app, sync, now, shared ? { up: () => shared.isUp(), errors: () => shared.store.errors } : undefined)
+  const purgeAllow = parseCidrList(config.purgeAllow)
+  registerPurgeRoute(app, {
+    snapshot: () => sync.current,
+    requestRefresh,
+    // The config was validated at load: the list parses.
+    access: createPurgeAccess({ allow: purgeAllow.ok ? purgeAllow.list : NOBODY, ...(config.purgeToken ? { token: config.purgeToken } : {}) }),
+    logger: app.log,
+  })
+  if (config.refreshToken !== undefined) registerRefreshWebhook(app, { token: config.refreshToken, requestRefresh, logger: app.log })
+  registerHealthRoutes(app, {
+    sync,
+    now,
+    ...(shared ? { redis: { up: () => shared.isUp(), errors: () => shared.store.errors } } : {}),
+    ...(cluster ? { role: () => cluster.role } : {}),
+  })
   // Methods Fastify has no route for (PROPFIND, SEARCH…) still get DRF's 405 on the API's paths.
   app.setNotFoundHandler((request, reply) => {
     const path = (request.raw.url ?? '/').split('?')[0]!
@@ -188,12 +231,57 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
         app.log.info({ source: loaded.source, version: loaded.snapshot.version, pages: loaded.snapshot.pages.length }, 'serving a stored snapshot')
       }
     }
-    if (deps.autoSync ?? true) sync.start()
+    if (!(deps.autoSync ?? true)) return
+    if (cluster) cluster.start()
+    else sync.start()
   })
   app.addHook('onClose', async () => {
+    // Release the lease first, so another instance takes over at its next tick.
+    await cluster?.stop()
     await sync.stop()
     await http.close()
     await shared?.close()
   })
   return app
+}
+
+/** The lease, the channel and the follower's loading of the shared snapshot. */
+function createCluster(config: Config, shared: SharedTier, sync: SyncService, logger: FastifyBaseLogger, now: () => number, timers: Timers): ClusterCoordinator {
+  const origin = { upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl }
+  const lease = createLeaderLease({
+    redis: shared.client,
+    key: `${config.redisPrefix}leader`,
+    owner: `${hostname()}:${process.pid}:${randomUUID()}`,
+    leaseMs: config.leaderLeaseMs,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    now,
+    timers,
+    logger,
+    onRoleChange: (role) => followRole(sync, role, logger),
+  })
+  const channel = createClusterChannel({
+    redis: shared.client,
+    subscriber: shared.subscriber,
+    prefix: config.redisPrefix,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    logger,
+  })
+  return createClusterCoordinator({
+    sync,
+    lease,
+    channel,
+    loadShared: async () => {
+      const buf = await shared.snapshotTarget.read()
+      if (!buf) return undefined
+      const loaded = loadSnapshot(buf, origin)
+      if (!loaded.ok) {
+        logger.warn({ reason: loaded.reason }, 'cluster: the shared snapshot cannot be served')
+        return undefined
+      }
+      return loaded.snapshot
+    },
+    pollMs: Math.max(100, Math.floor(config.leaderLeaseMs / 3)),
+    timers,
+    logger,
+  })
 }

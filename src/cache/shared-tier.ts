@@ -11,6 +11,8 @@ import { createRedisClient, createRedisStore, isRedisUp, type RedisClient, type 
 
 export interface SharedTier {
   readonly client: RedisClient
+  /** The pub/sub connection (shared by the single flight and the cluster channel). */
+  readonly subscriber: RedisClient
   readonly store: RedisStore
   readonly flight: SharedFlight
   readonly snapshotTarget: SnapshotTarget
@@ -68,6 +70,7 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
   }
   return {
     client,
+    subscriber,
     store,
     flight,
     snapshotTarget,

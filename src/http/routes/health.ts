@@ -12,7 +12,15 @@ export interface RedisHealth {
   errors(): number
 }
 
-export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, now: () => number, redis?: RedisHealth): void {
+export interface HealthOptions {
+  readonly sync: SyncService
+  readonly now: () => number
+  readonly redis?: RedisHealth
+  /** With Redis: 'leader' (syncs), 'follower' (loads the leader's snapshots) or 'standalone'. */
+  readonly role?: () => string
+}
+
+export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, role }: HealthOptions): void {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -29,6 +37,9 @@ export function registerHealthRoutes(app: FastifyInstance, sync: SyncService, no
           }
         : null,
       sync: {
+        // Without Redis every instance syncs for itself.
+        role: role?.() ?? 'single',
+        lastMode: status.lastMode ?? null,
         running: status.running,
         lastSuccessAt: status.lastSuccessAt === undefined ? null : new Date(status.lastSuccessAt).toISOString(),
         lastError: status.lastError ?? null,

@@ -1,0 +1,324 @@
+/**
+ * How instances sharing a Redis tell each other about snapshots and refresh requests. Only the
+ * leader syncs (src/sync/leader-lease.ts); it writes each new snapshot to Redis itself, then
+ * announces it here, and followers load it from Redis — never from the CMS. An announcement is
+ * also recorded under a key, so a follower that missed the message (disconnected, just started)
+ * finds it by polling `latestSnapshot()` on its lease ticks. The other way, a PURGE or webhook
+ * received by any instance is published as a refresh request for the leader to act on.
+ *
+ * Pub/sub carries what other processes wrote, so every incoming message is validated strictly:
+ * a malformed one is dropped with one warn log and never reaches a listener. Every Redis call is
+ * bounded by `commandTimeoutMs` and never throws. The subscriber connection is shared (with
+ * src/cache/shared-flight.ts): messages are filtered by channel name, and nothing here ever
+ * unsubscribes a channel or removes a listener it did not add.
+ *
+ * Redis delivers a message to every subscriber, including the publishing instance's own: listeners
+ * see this instance's announcements and refresh requests too, and filter on `owner` / `from` when
+ * they must.
+ * @module
+ */
+
+export interface SnapshotAnnouncement {
+  /** Safe non-negative integer that identifies the snapshot (for instance its build time or a counter). */
+  readonly version: number
+  /** Non-empty; what followers compare with the snapshot they have. */
+  readonly fingerprint: string
+  /** The announcing instance's id. */
+  readonly owner: string
+}
+
+export interface RefreshMessage {
+  /** Pages to refresh: safe positive integers, at most `MAX_REFRESH_IDS`. */
+  readonly ids?: readonly number[]
+  /** Refresh everything. */
+  readonly all?: boolean
+  /** Refresh the listing (the tree's structure). */
+  readonly listing?: boolean
+  /** Why, for the logs (e.g. `purge`, `webhook page_published`). */
+  readonly reason: string
+  /** The requesting instance's id. */
+  readonly from: string
+}
+
+/** The commands the channel sends; an ioredis `Redis` or `Cluster` satisfies it, and so can a stub. */
+export interface ClusterChannelRedis {
+  set(key: string, value: string): Promise<unknown>
+  get(key: string): Promise<string | null>
+  publish(channel: string, message: string): Promise<number>
+}
+
+/** A connection in subscriber mode (the same shape as shared-flight's), possibly shared with others. */
+export interface ClusterChannelSubscriber {
+  subscribe(channel: string): Promise<unknown>
+  on(event: 'message', listener: (channel: string, message: string) => void): unknown
+}
+
+export interface ClusterChannelLogger {
+  warn(details: object, message: string): void
+}
+
+export interface ClusterChannelOptions {
+  /** Command connection. */
+  readonly redis: ClusterChannelRedis
+  /** Subscriber connection; may be shared with other modules. */
+  readonly subscriber: ClusterChannelSubscriber
+  /** `REDIS_PREFIX`: put before the key and both channels. */
+  readonly prefix: string
+  readonly commandTimeoutMs: number
+  readonly logger: ClusterChannelLogger
+}
+
+export interface ClusterChannel {
+  /**
+   * Records the announcement under `${prefix}snapshot:latest` (JSON) and publishes it on
+   * `${prefix}snapshots`. Never throws; false if Redis failed (or the announcement is invalid).
+   */
+  announceSnapshot(a: SnapshotAnnouncement): Promise<boolean>
+  /** The last recorded announcement; undefined when there is none, it is malformed, or Redis failed. */
+  latestSnapshot(): Promise<SnapshotAnnouncement | undefined>
+  /** Calls `listener` with every valid announcement (this instance's own included); returns the unsubscribe. */
+  onSnapshot(listener: (a: SnapshotAnnouncement) => void): () => void
+  /**
+   * Publishes on `${prefix}refresh`; resolves with the number of subscribers that received it
+   * (0: nobody listens; this instance's own subscriber counts), or -1 when Redis failed or the
+   * message is invalid. More than `MAX_REFRESH_IDS` ids are sent as `all: true` instead.
+   */
+  publishRefresh(m: RefreshMessage): Promise<number>
+  /** Calls `listener` with every valid refresh request (this instance's own included); returns the unsubscribe. */
+  onRefresh(listener: (m: RefreshMessage) => void): () => void
+  /**
+   * Resolves when both channels are subscribed. While Redis is down that waits (subscribing is
+   * retried in the background), so bound it where it must not block.
+   */
+  ready(): Promise<void>
+  /** Stops retrying subscriptions and calls no more listeners. The subscriber stays subscribed (it is shared). */
+  close(): void
+}
+
+/** Most page ids one refresh message may carry. */
+export const MAX_REFRESH_IDS = 10_000
+/** Longest message accepted from the channel, before parsing (10,000 ids fit in well under it). */
+const MAX_MESSAGE_CHARS = 256 * 1024
+const MAX_ID_CHARS = 512
+const MAX_REASON_CHARS = 1000
+const MAX_FINGERPRINT_CHARS = 1024
+
+class ChannelTimeoutError extends Error {
+  override readonly name = 'ChannelTimeoutError'
+  readonly code = 'REDIS_COMMAND_TIMEOUT'
+  constructor(operation: string, timeoutMs: number) {
+    super(`redis ${operation} did not answer within ${timeoutMs}ms`)
+  }
+}
+
+/** Settles with the command or rejects after `ms`; a late rejection of the command is still handled. */
+function bounded<T>(operation: string, command: () => Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new ChannelTimeoutError(operation, ms)), ms)
+    let pending: Promise<T>
+    try {
+      pending = command()
+    } catch (error) {
+      pending = Promise.reject(error)
+    }
+    pending.then(
+      (value) => {
+        clearTimeout(timer)
+        resolve(value)
+      },
+      (error: unknown) => {
+        clearTimeout(timer)
+        reject(error instanceof Error ? error : new Error(String(error)))
+      },
+    )
+  })
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+const isName = (value: unknown, max: number): value is string => typeof value === 'string' && value.length > 0 && value.length <= max
+
+/** The announcement in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */
+export function parseSnapshotAnnouncement(value: unknown): SnapshotAnnouncement | { readonly invalid: string } {
+  if (!isRecord(value)) return { invalid: 'not an object' }
+  const { version, fingerprint, owner } = value
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) return { invalid: 'version is not a safe non-negative integer' }
+  if (!isName(fingerprint, MAX_FINGERPRINT_CHARS)) return { invalid: `fingerprint is not a string of 1 to ${MAX_FINGERPRINT_CHARS} characters` }
+  if (!isName(owner, MAX_ID_CHARS)) return { invalid: `owner is not a string of 1 to ${MAX_ID_CHARS} characters` }
+  return { version, fingerprint, owner }
+}
+
+/** The refresh request in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */
+export function parseRefreshMessage(value: unknown): RefreshMessage | { readonly invalid: string } {
+  if (!isRecord(value)) return { invalid: 'not an object' }
+  const { ids, all, listing, reason, from } = value
+  if (typeof reason !== 'string' || reason.length > MAX_REASON_CHARS) return { invalid: `reason is not a string of at most ${MAX_REASON_CHARS} characters` }
+  if (!isName(from, MAX_ID_CHARS)) return { invalid: `from is not a string of 1 to ${MAX_ID_CHARS} characters` }
+  if (all !== undefined && typeof all !== 'boolean') return { invalid: 'all is not a boolean' }
+  if (listing !== undefined && typeof listing !== 'boolean') return { invalid: 'listing is not a boolean' }
+  let pageIds: number[] | undefined
+  if (ids !== undefined) {
+    if (!Array.isArray(ids)) return { invalid: 'ids is not an array' }
+    if (ids.length > MAX_REFRESH_IDS) return { invalid: `more than ${MAX_REFRESH_IDS} ids` }
+    if (!ids.every((id): id is number => typeof id === 'number' && Number.isSafeInteger(id) && id > 0)) return { invalid: 'ids are not all safe positive integers' }
+    pageIds = [...ids]
+  }
+  return {
+    ...(pageIds === undefined ? {} : { ids: pageIds }),
+    ...(all === undefined ? {} : { all }),
+    ...(listing === undefined ? {} : { listing }),
+    reason,
+    from,
+  }
+}
+
+const isInvalid = (parsed: object): parsed is { readonly invalid: string } => 'invalid' in parsed
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; reason: string } {
+  if (text.length > MAX_MESSAGE_CHARS) return { ok: false, reason: `longer than ${MAX_MESSAGE_CHARS} characters` }
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown }
+  } catch {
+    return { ok: false, reason: 'not JSON' }
+  }
+}
+
+/** Subscribe retry delay after `attempt` failures: 200 ms more each time, at most 2 s. */
+const resubscribeDelayMs = (attempt: number) => Math.min(attempt * 200, 2000)
+
+export function createClusterChannel(options: ClusterChannelOptions): ClusterChannel {
+  const { redis, subscriber, prefix, commandTimeoutMs, logger } = options
+  if (!(commandTimeoutMs > 0)) throw new TypeError(`expected commandTimeoutMs to be a positive number, got ${String(commandTimeoutMs)}`)
+  const latestKey = `${prefix}snapshot:latest`
+  const snapshotsChannel = `${prefix}snapshots`
+  const refreshChannel = `${prefix}refresh`
+  const snapshotListeners = new Set<(a: SnapshotAnnouncement) => void>()
+  const refreshListeners = new Set<(m: RefreshMessage) => void>()
+  let closed = false
+  const retryTimers = new Set<NodeJS.Timeout>()
+
+  /**
+   * Subscribes `channel`, retrying until it works: with no offline queue a subscribe sent while
+   * Redis is down fails at once and would never be retried (ioredis only re-subscribes, after a
+   * reconnect, the channels it had subscribed).
+   */
+  function subscribeUntilDone(channel: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const attempt = (failures: number) => {
+        if (closed) return
+        bounded(`subscribe ${channel}`, () => subscriber.subscribe(channel), commandTimeoutMs).then(
+          () => resolve(),
+          (error: unknown) => {
+            if (closed) return
+            if (failures === 0) logger.warn({ err: error, channel }, 'cluster channel: cannot subscribe yet; retrying in the background')
+            const timer = setTimeout(() => {
+              retryTimers.delete(timer)
+              attempt(failures + 1)
+            }, resubscribeDelayMs(failures + 1)).unref()
+            retryTimers.add(timer)
+          },
+        )
+      }
+      attempt(0)
+    })
+  }
+  const subscribed = Promise.all([subscribeUntilDone(snapshotsChannel), subscribeUntilDone(refreshChannel)]).then(() => undefined)
+
+  function deliver<T>(listeners: ReadonlySet<(value: T) => void>, value: T, channel: string): void {
+    for (const listener of [...listeners]) {
+      if (closed) return
+      try {
+        listener(value)
+      } catch (error) {
+        logger.warn({ err: error, channel }, 'cluster channel: a listener threw')
+      }
+    }
+  }
+
+  function drop(channel: string, message: string, reason: string): void {
+    logger.warn({ channel, reason, length: message.length, excerpt: message.slice(0, 120) }, 'cluster channel: dropped a malformed message')
+  }
+
+  subscriber.on('message', (channel, message) => {
+    if (closed || (channel !== snapshotsChannel && channel !== refreshChannel)) return
+    const json = parseJson(message)
+    if (!json.ok) return drop(channel, message, json.reason)
+    if (channel === snapshotsChannel) {
+      const parsed = parseSnapshotAnnouncement(json.value)
+      if (isInvalid(parsed)) return drop(channel, message, parsed.invalid)
+      deliver(snapshotListeners, parsed, channel)
+    } else {
+      const parsed = parseRefreshMessage(json.value)
+      if (isInvalid(parsed)) return drop(channel, message, parsed.invalid)
+      deliver(refreshListeners, parsed, channel)
+    }
+  })
+
+  function listen<T>(listeners: Set<(value: T) => void>, listener: (value: T) => void): () => void {
+    // Wrapped so the same function added twice is called twice and removed once per unsubscribe.
+    const entry = (value: T) => listener(value)
+    listeners.add(entry)
+    return () => void listeners.delete(entry)
+  }
+
+  return {
+    async announceSnapshot(a) {
+      const parsed = parseSnapshotAnnouncement(a)
+      if (isInvalid(parsed)) {
+        logger.warn({ reason: parsed.invalid }, 'cluster channel: not announcing an invalid snapshot announcement')
+        return false
+      }
+      const text = JSON.stringify(parsed)
+      // Sent together, in this order on the connection, so the wait is one command timeout.
+      const results = await Promise.allSettled([
+        bounded('set', () => redis.set(latestKey, text), commandTimeoutMs),
+        bounded('publish', () => redis.publish(snapshotsChannel, text), commandTimeoutMs),
+      ])
+      const failed = results.find((result) => result.status === 'rejected')
+      if (failed) {
+        logger.warn({ err: failed.reason as unknown, version: parsed.version }, 'cluster channel: could not announce the snapshot')
+        return false
+      }
+      return true
+    },
+    async latestSnapshot() {
+      let text: string | null
+      try {
+        text = await bounded('get', () => redis.get(latestKey), commandTimeoutMs)
+      } catch {
+        return undefined
+      }
+      if (text === null) return undefined
+      const json = parseJson(text)
+      const parsed = json.ok ? parseSnapshotAnnouncement(json.value) : { invalid: json.reason }
+      if (isInvalid(parsed)) {
+        logger.warn({ key: latestKey, reason: parsed.invalid }, 'cluster channel: the recorded snapshot announcement is malformed')
+        return undefined
+      }
+      return parsed
+    },
+    onSnapshot: (listener) => listen(snapshotListeners, listener),
+    async publishRefresh(m) {
+      const capped = Array.isArray(m.ids) && m.ids.length > MAX_REFRESH_IDS ? { reason: m.reason, from: m.from, all: true, ...(m.listing === undefined ? {} : { listing: m.listing }) } : m
+      const parsed = parseRefreshMessage(capped)
+      if (isInvalid(parsed)) {
+        logger.warn({ reason: parsed.invalid }, 'cluster channel: not publishing an invalid refresh message')
+        return -1
+      }
+      try {
+        return await bounded('publish', () => redis.publish(refreshChannel, JSON.stringify(parsed)), commandTimeoutMs)
+      } catch (error) {
+        logger.warn({ err: error, reason: parsed.reason }, 'cluster channel: could not publish the refresh request')
+        return -1
+      }
+    },
+    onRefresh: (listener) => listen(refreshListeners, listener),
+    ready: () => subscribed,
+    close() {
+      closed = true
+      for (const timer of retryTimers) clearTimeout(timer)
+      retryTimers.clear()
+      snapshotListeners.clear()
+      refreshListeners.clear()
+    },
+  }
+}

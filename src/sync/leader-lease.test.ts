@@ -1,0 +1,468 @@
+/**
+ * The leader lease: one leader among instances sharing a Redis, renewal, hand-over on stop and on
+ * a crash, stepping down when the key is taken, and the standalone fallback while Redis cannot
+ * answer — against a real Redis (a private one where it is killed or paused), plus a stub for the
+ * failure paths that a real server cannot produce on demand.
+ */
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
+import { sharedRedisUrl, startRedis, type RedisServer } from '../../test/helpers/redis-server.js'
+import { createLeaderLease, LeaseCommandTimeoutError, type LeaderLease, type LeaderLeaseOptions, type LeaseRedis, type LeaseRole } from './leader-lease.js'
+import type { Timers } from './sync-service.js'
+
+const COMMAND_TIMEOUT_MS = 200
+
+function recordingLogger() {
+  const lines: string[] = []
+  return {
+    lines,
+    info: (_details: object, message: string) => void lines.push(`info ${message}`),
+    warn: (_details: object, message: string) => void lines.push(`warn ${message}`),
+  }
+}
+
+async function until(what: string, probe: () => boolean | Promise<boolean>, withinMs: number): Promise<void> {
+  const deadline = performance.now() + withinMs
+  while (!(await probe())) {
+    if (performance.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`)
+    await sleep(10)
+  }
+}
+
+describe('leader lease on a real Redis', () => {
+  const clients: RedisClient[] = []
+  const leases: LeaderLease[] = []
+  let url: string
+  let admin: Redis
+
+  beforeAll(async () => {
+    url = await sharedRedisUrl()
+    admin = new Redis(url)
+  })
+  const sharedKeys: string[] = []
+  afterEach(async () => {
+    for (const lease of leases.splice(0)) lease.abandon()
+    for (const client of clients.splice(0)) client.disconnect()
+    const keys = sharedKeys.splice(0)
+    if (keys.length > 0) await admin.del(...keys)
+  })
+  afterAll(() => {
+    admin.disconnect()
+  })
+
+  async function connect(to: string = url): Promise<RedisClient> {
+    const client = createRedisClient({ url: to, commandTimeoutMs: COMMAND_TIMEOUT_MS, connectTimeoutMs: 1000 })
+    clients.push(client)
+    await until('redis ready', () => isRedisUp(client), 5000)
+    return client
+  }
+
+  /** `count` leases on one key, each with its own connection, recording their role changes. */
+  async function instances(count: number, leaseMs: number, to: string = url) {
+    const key = `test:${randomUUID()}:leader`
+    if (to === url) sharedKeys.push(key)
+    const made = await Promise.all(
+      Array.from({ length: count }, async (_, index) => {
+        const redis = await connect(to)
+        const logger = recordingLogger()
+        const changes: Array<[LeaseRole, LeaseRole]> = []
+        const lease = createLeaderLease({
+          redis,
+          key,
+          owner: `instance-${index}-${randomUUID()}`,
+          leaseMs,
+          commandTimeoutMs: COMMAND_TIMEOUT_MS,
+          now: () => performance.now(),
+          logger,
+          onRoleChange: (role, previous) => changes.push([role, previous]),
+        })
+        leases.push(lease)
+        return { lease, logger, changes }
+      }),
+    )
+    return { key, made, leases: made.map((one) => one.lease) }
+  }
+
+  const leaders = (group: readonly LeaderLease[]) => group.filter((lease) => lease.role === 'leader')
+
+  it('makes exactly one of three instances the leader and the others followers', async () => {
+    const { key, leases: group, made } = await instances(3, 5000)
+    expect(group.map((lease) => lease.role)).toEqual(['follower', 'follower', 'follower'])
+    const roles = await Promise.all(group.map((lease) => lease.checkNow()))
+    expect(roles.filter((role) => role === 'leader')).toHaveLength(1)
+    expect(roles.filter((role) => role === 'follower')).toHaveLength(2)
+    const [leader] = leaders(group)
+    expect(await admin.get(key)).toBe(leader!.owner)
+    const pttl = await admin.pttl(key)
+    expect(pttl).toBeGreaterThan(0)
+    expect(pttl).toBeLessThanOrEqual(5000)
+    // A change is reported once: the leader went follower → leader, the followers never changed.
+    expect(made.map((one) => one.changes.length).sort()).toEqual([0, 0, 1])
+    expect(made.flatMap((one) => one.logger.lines)).toEqual(['info leader lease acquired: this instance syncs'])
+  })
+
+  it('keeps the same leader over several lease lengths by renewing every third of it', async () => {
+    const leaseMs = 600
+    const { key, leases: group, made } = await instances(3, leaseMs)
+    for (const lease of group) lease.start()
+    await until('a leader', () => leaders(group).length === 1, 2000)
+    const [leader] = leaders(group)
+    await sleep(leaseMs * 3)
+    expect(leaders(group)).toEqual([leader])
+    expect(group.filter((lease) => lease !== leader).map((lease) => lease.role)).toEqual(['follower', 'follower'])
+    expect(await admin.get(key)).toBe(leader!.owner)
+    // Renewed, not re-acquired: the leader changed role once in all that time.
+    expect(made.find((one) => one.lease === leader)!.changes).toEqual([['leader', 'follower']])
+  })
+
+  it('releases the lease on stop, so another instance takes it at its next tick', async () => {
+    const { key, leases: group, made } = await instances(2, 30_000)
+    const [first, second] = group as [LeaderLease, LeaderLease]
+    expect(await first.checkNow()).toBe('leader')
+    expect(await second.checkNow()).toBe('follower')
+    await first.stop()
+    expect(first.role).toBe('follower')
+    expect(made[0]!.changes).toEqual([
+      ['leader', 'follower'],
+      ['follower', 'leader'],
+    ])
+    expect(await admin.get(key)).toBeNull()
+    expect(await second.checkNow()).toBe('leader')
+    // A stopped lease neither ticks nor takes the key back.
+    expect(await first.checkNow()).toBe('follower')
+    expect(await admin.get(key)).toBe(second.owner)
+  })
+
+  it('does not delete a lease held by someone else when it stops', async () => {
+    const { key, leases: group } = await instances(2, 30_000)
+    const [first, second] = group as [LeaderLease, LeaderLease]
+    await first.checkNow()
+    await second.checkNow()
+    await second.stop()
+    expect(await admin.get(key)).toBe(first.owner)
+  })
+
+  it('keeps a crashed leader\'s key until it expires, then another takes over within a lease and a tick', async () => {
+    const leaseMs = 450
+    const { key, leases: group } = await instances(3, leaseMs)
+    const [first, ...others] = group as [LeaderLease, LeaderLease, LeaderLease]
+    const acquiredFrom = performance.now()
+    expect(await first.checkNow()).toBe('leader')
+    for (const lease of others) lease.start()
+    first.abandon()
+    const crashedAt = performance.now()
+    expect(await admin.get(key)).toBe(first.owner)
+    expect(await others[0].checkNow()).toBe('follower')
+    await until('a takeover', () => leaders(others).length > 0, 10 * leaseMs)
+    const tookMs = performance.now() - crashedAt
+    // The key outlived the crash until it expired (leaseMs after it was set, at the earliest), and a
+    // follower took it within leaseMs + one tick of the crash; twice that as a margin for a loaded machine.
+    expect(performance.now() - acquiredFrom).toBeGreaterThanOrEqual(leaseMs - 20)
+    expect(tookMs).toBeLessThan(2 * (leaseMs + leaseMs / 3))
+    expect(leaders(others)).toHaveLength(1)
+    expect(await admin.get(key)).toBe(leaders(others)[0]!.owner)
+    expect(first.role).toBe('leader') // a crashed process learns nothing more
+  })
+
+  it('steps down to follower when its key is overwritten by someone else', async () => {
+    const { key, made } = await instances(1, 30_000)
+    const { lease, logger, changes } = made[0]!
+    expect(await lease.checkNow()).toBe('leader')
+    await admin.set(key, 'someone-else', 'PX', 30_000)
+    expect(await lease.checkNow()).toBe('follower')
+    expect(changes.at(-1)).toEqual(['follower', 'leader'])
+    expect(logger.lines.at(-1)).toMatch(/^warn leader lease lost/)
+    expect(await admin.get(key)).toBe('someone-else')
+    expect(await lease.checkNow()).toBe('follower')
+  })
+
+  describe('when Redis becomes unreachable', () => {
+    let server: RedisServer
+    beforeAll(async () => {
+      server = await startRedis()
+    })
+    afterEach(() => {
+      server.resume()
+    })
+    afterAll(async () => {
+      await server.stop()
+    })
+
+    it('turns a follower standalone at once and a leader standalone once its lease has run out; back to one leader after a restart', async () => {
+      const leaseMs = 1500
+      const { leases: group, made } = await instances(2, leaseMs, server.url)
+      const [first, second] = group as [LeaderLease, LeaderLease]
+      expect(await first.checkNow()).toBe('leader')
+      expect(await second.checkNow()).toBe('follower')
+      const renewedAt = performance.now()
+      await server.kill()
+
+      expect(await second.checkNow()).toBe('standalone')
+      expect(await first.checkNow()).toBe('leader') // the lease it holds has not expired
+      expect(made[0]!.logger.lines.at(-1)).toMatch(/^warn leader lease: redis did not renew it/)
+      await sleep(Math.max(0, renewedAt + leaseMs + 20 - performance.now()))
+      expect(await first.checkNow()).toBe('standalone')
+      expect(made[0]!.changes.at(-1)).toEqual(['standalone', 'leader'])
+      expect(made[1]!.changes.at(-1)).toEqual(['standalone', 'follower'])
+      expect(made.every((one) => one.logger.lines.at(-1)!.startsWith('info leader lease: redis cannot say who leads'))).toBe(true)
+
+      await server.restart()
+      await until('clients reconnected', () => clients.every((client) => isRedisUp(client)), 10_000)
+      const roles = await Promise.all(group.map((lease) => lease.checkNow()))
+      expect(roles.sort()).toEqual(['follower', 'leader'])
+    })
+
+    it('turns standalone when Redis hangs, each tick bounded by the command timeout', async () => {
+      const { leases: group } = await instances(2, 30_000, server.url)
+      const [first, second] = group as [LeaderLease, LeaderLease]
+      expect(await first.checkNow()).toBe('leader')
+      server.pause()
+      const started = performance.now()
+      expect(await second.checkNow()).toBe('standalone')
+      expect(await first.checkNow()).toBe('leader')
+      expect(performance.now() - started).toBeLessThan(2 * (2 * COMMAND_TIMEOUT_MS) + 500)
+      server.resume()
+      await until('redis answering', async () => (await second.checkNow()) !== 'standalone', 10_000)
+      expect(second.role).toBe('follower')
+      expect(await first.checkNow()).toBe('leader')
+    })
+  })
+})
+
+type Mode = 'ok' | 'fail' | 'hang' | 'throw'
+
+/** A stub with the real semantics of SET NX PX and the two scripts, over a manual clock. */
+function stubRedis(clock: { now: number }) {
+  const data = new Map<string, { value: string; expiresAt: number }>()
+  const state = { mode: 'ok' as Mode, calls: [] as string[] }
+  const read = (key: string) => {
+    const entry = data.get(key)
+    if (entry && entry.expiresAt <= clock.now) data.delete(key)
+    return data.get(key)?.value
+  }
+  const run = <T>(call: string, answer: () => T): Promise<T> => {
+    state.calls.push(call)
+    if (state.mode === 'throw') throw new Error('synchronous client bug')
+    if (state.mode === 'fail') return Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"))
+    if (state.mode === 'hang') return new Promise<T>(() => {})
+    return Promise.resolve(answer())
+  }
+  const redis: LeaseRedis = {
+    set: (key, value, _px, ms) =>
+      run(`set ${key} ${value} PX ${ms} NX`, () => {
+        if (read(key) !== undefined) return null
+        data.set(key, { value, expiresAt: clock.now + ms })
+        return 'OK' as const
+      }),
+    eval: (script, _keys, key, owner, ms) =>
+      run(script.includes('pexpire') ? `renew ${String(key)} ${String(owner)} ${String(ms)}` : `release ${String(key)} ${String(owner)}`, () => {
+        const k = String(key)
+        if (read(k) !== owner) return 0
+        if (script.includes('pexpire')) data.set(k, { value: String(owner), expiresAt: clock.now + Number(ms) })
+        else data.delete(k)
+        return 1
+      }),
+  }
+  return { redis, data, state }
+}
+
+/** Timers run by hand: `fire()` runs the due callbacks in order. */
+function manualTimers(clock: { now: number }) {
+  let nextId = 0
+  const pending = new Map<number, { at: number; callback: () => void; ms: number }>()
+  const timers: Timers = {
+    setTimeout(callback, ms) {
+      const id = ++nextId
+      pending.set(id, { at: clock.now + ms, callback, ms })
+      return id
+    },
+    clearTimeout: (handle) => void pending.delete(handle as number),
+  }
+  return {
+    timers,
+    pending,
+    delays: () => [...pending.values()].map((entry) => entry.ms),
+    advance(ms: number) {
+      clock.now += ms
+      for (const [id, entry] of [...pending].sort((a, b) => a[1].at - b[1].at)) {
+        if (entry.at > clock.now) continue
+        pending.delete(id)
+        entry.callback()
+      }
+    },
+  }
+}
+
+describe('leader lease failure paths (stub Redis)', () => {
+  function setup(overrides: Partial<LeaderLeaseOptions> = {}) {
+    const clock = { now: 1_000_000 }
+    const stub = stubRedis(clock)
+    const logger = recordingLogger()
+    const changes: Array<[LeaseRole, LeaseRole]> = []
+    const lease = createLeaderLease({
+      redis: stub.redis,
+      key: 'p:leader',
+      owner: 'me',
+      leaseMs: 900,
+      commandTimeoutMs: 30,
+      now: () => clock.now,
+      logger,
+      onRoleChange: (role, previous) => changes.push([role, previous]),
+      ...overrides,
+    })
+    return { clock, stub, logger, changes, lease }
+  }
+
+  it.each(['fail', 'throw', 'hang'] as const)('turns a follower standalone when Redis %s, then back once it answers', async (mode) => {
+    const { stub, lease, changes, logger } = setup()
+    stub.state.mode = mode
+    expect(await lease.checkNow()).toBe('standalone')
+    expect(await lease.checkNow()).toBe('standalone')
+    expect(changes).toEqual([['standalone', 'follower']])
+    expect(logger.lines).toEqual(['info leader lease: redis cannot say who leads; syncing standalone until it answers'])
+    stub.state.mode = 'ok'
+    expect(await lease.checkNow()).toBe('leader')
+    expect(changes.at(-1)).toEqual(['leader', 'standalone'])
+  })
+
+  it('keeps a leader leading through failed renewals while its lease runs, then turns standalone', async () => {
+    const { clock, stub, lease, changes, logger } = setup()
+    expect(await lease.checkNow()).toBe('leader')
+    stub.state.mode = 'fail'
+    clock.now += 300
+    expect(await lease.checkNow()).toBe('leader')
+    clock.now += 599
+    expect(await lease.checkNow()).toBe('leader')
+    // Logged once per run of failures, not every tick.
+    expect(logger.lines.filter((line) => line.includes('did not renew'))).toHaveLength(1)
+    clock.now += 1
+    expect(await lease.checkNow()).toBe('standalone')
+    expect(changes).toEqual([
+      ['leader', 'follower'],
+      ['standalone', 'leader'],
+    ])
+    // Its key expired meanwhile; when Redis answers it takes it again.
+    stub.state.mode = 'ok'
+    expect(await lease.checkNow()).toBe('leader')
+  })
+
+  it('renews with the compare-and-expire script and measures the lease from the last renewal', async () => {
+    const { clock, stub, lease } = setup()
+    await lease.checkNow()
+    clock.now += 800
+    await lease.checkNow()
+    expect(stub.state.calls).toEqual(['set p:leader me PX 900 NX', 'renew p:leader me 900'])
+    stub.state.mode = 'fail'
+    clock.now += 850 // 1650 after acquiring, 850 after renewing
+    expect(await lease.checkNow()).toBe('leader')
+  })
+
+  it('gives up on a hanging command after commandTimeoutMs with real timers', async () => {
+    const { stub, lease } = setup()
+    stub.state.mode = 'hang'
+    const started = performance.now()
+    expect(await lease.checkNow()).toBe('standalone')
+    expect(performance.now() - started).toBeLessThan(30 + 400)
+  })
+
+  it('reports a timeout as a LeaseCommandTimeoutError', async () => {
+    const { redis, state } = stubRedis({ now: 0 })
+    const errors: unknown[] = []
+    const lease = createLeaderLease({
+      redis,
+      key: 'p:leader',
+      owner: 'me',
+      leaseMs: 900,
+      commandTimeoutMs: 10,
+      now: () => 0,
+      logger: { info: (details) => errors.push((details as { err?: unknown }).err), warn: () => {} },
+    })
+    state.mode = 'hang'
+    await lease.checkNow()
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toBeInstanceOf(LeaseCommandTimeoutError)
+  })
+
+  it('joins a tick already running instead of sending a second command', async () => {
+    const { stub, lease } = setup()
+    const [a, b] = await Promise.all([lease.checkNow(), lease.checkNow()])
+    expect([a, b]).toEqual(['leader', 'leader'])
+    expect(stub.state.calls).toHaveLength(1)
+  })
+
+  it('survives an onRoleChange that throws', async () => {
+    const { lease, logger } = setup({
+      onRoleChange: () => {
+        throw new Error('listener bug')
+      },
+    })
+    expect(await lease.checkNow()).toBe('leader')
+    expect(logger.lines).toContain('warn leader lease: onRoleChange threw')
+  })
+
+  it('ticks at once on start, then every third of the lease, and never after stop', async () => {
+    const clock = { now: 0 }
+    const manual = manualTimers(clock)
+    const { stub, lease } = setup({ timers: manual.timers, now: () => clock.now })
+    lease.start()
+    lease.start() // a second start does not start a second loop
+    await until('first tick', () => lease.role === 'leader', 1000)
+    await until('next tick scheduled', () => manual.delays().includes(300), 1000)
+    expect(stub.state.calls).toEqual(['set p:leader me PX 900 NX'])
+    for (let i = 1; i <= 3; i++) {
+      manual.advance(300)
+      await until(`renewal ${i}`, () => stub.state.calls.length === 1 + i && manual.delays().includes(300), 1000)
+    }
+    expect(stub.state.calls.slice(1)).toEqual(['renew p:leader me 900', 'renew p:leader me 900', 'renew p:leader me 900'])
+    await lease.stop()
+    expect(stub.state.calls.at(-1)).toBe('release p:leader me')
+    expect(stub.data.size).toBe(0)
+    expect(manual.pending.size).toBe(0)
+    manual.advance(10_000)
+    expect(stub.state.calls.at(-1)).toBe('release p:leader me')
+  })
+
+  it('keeps ticking when Redis fails, without unhandled rejections', async () => {
+    const clock = { now: 0 }
+    const manual = manualTimers(clock)
+    const { stub, lease } = setup({ timers: manual.timers, now: () => clock.now })
+    stub.state.mode = 'throw'
+    lease.start()
+    await until('standalone', () => lease.role === 'standalone', 1000)
+    for (let i = 1; i <= 3; i++) {
+      await until('tick scheduled', () => manual.delays().includes(300), 1000)
+      manual.advance(300)
+    }
+    await until('four attempts', () => stub.state.calls.length === 4, 1000)
+    stub.state.mode = 'ok'
+    await until('tick scheduled', () => manual.delays().includes(300), 1000)
+    manual.advance(300)
+    await until('leader again', () => lease.role === 'leader', 1000)
+    lease.abandon()
+    expect(manual.pending.size).toBe(0)
+    expect(stub.data.get('p:leader')?.value).toBe('me') // abandon leaves the key to expire
+  })
+
+  it('stops cleanly even when the release fails', async () => {
+    const { stub, lease, logger } = setup()
+    await lease.checkNow()
+    stub.state.mode = 'hang'
+    await lease.stop()
+    expect(lease.role).toBe('follower')
+    expect(logger.lines).toContain('warn leader lease: could not release it; it expires by itself')
+    await expect(lease.stop()).resolves.toBeUndefined()
+  })
+
+  it('refuses options that cannot work', () => {
+    const clock = { now: 0 }
+    const { redis } = stubRedis(clock)
+    const base = { redis, key: 'k', owner: 'o', leaseMs: 900, commandTimeoutMs: 30, now: () => 0, logger: recordingLogger() }
+    expect(() => createLeaderLease({ ...base, leaseMs: 0 })).toThrow(/leaseMs/)
+    expect(() => createLeaderLease({ ...base, commandTimeoutMs: Number.NaN })).toThrow(/commandTimeoutMs/)
+    expect(() => createLeaderLease({ ...base, owner: '' })).toThrow(/owner/)
+    expect(() => createLeaderLease({ ...base, key: '' })).toThrow(/key/)
+  })
+})

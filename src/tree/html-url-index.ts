@@ -1,0 +1,186 @@
+/**
+ * Which page a PURGE is about. Wagtail's frontend_cache HTTPBackend sends `PURGE <path+query>`
+ * with `Host:` set to the purged URL's host (spec §8.1), either for a page's own URL (its
+ * `html_url`, on publish and unpublish) or, with `WAGTAILAPI_USE_FRONTENDCACHE`, for the API's
+ * detail URL `/api/v1/cms/pages/<id>/` (spec §8.2). This module turns such a request into a
+ * {@link PurgeTarget}: a page id when we can tell, the listing when it names another API path, and
+ * `unknown` otherwise (the caller still refreshes the listing: a purge always means *something*
+ * changed, and moves or new pages only show in the listing).
+ *
+ * Page URLs are matched against every page's `meta.html_url` from its listing item. The map is
+ * built lazily, once per snapshot (snapshots are immutable), and held in a WeakMap so it goes
+ * away with the snapshot. Pure: no Fastify, no I/O.
+ * @module
+ */
+import { getPath, parseJsonSpans } from '../json/json-spans.js'
+import type { Snapshot } from './snapshot.js'
+
+export type PurgeTarget =
+  | { readonly kind: 'page'; readonly id: number }
+  | { readonly kind: 'listing' }
+  | { readonly kind: 'unknown' }
+
+/** The pages API's route prefix: the same as `PAGES_PATH` in `http/pages-service.ts` (a test keeps them equal). */
+export const API_PAGES_PATH = '/api/v1/cms/pages/'
+
+const LISTING: PurgeTarget = Object.freeze({ kind: 'listing' })
+const UNKNOWN: PurgeTarget = Object.freeze({ kind: 'unknown' })
+
+/** A key shared by several pages: the purge cannot say which one it meant. */
+const AMBIGUOUS = null
+
+interface HtmlUrlIndex {
+  /** Normalised `host` + `path` → page id (or {@link AMBIGUOUS}). */
+  readonly byHostPath: ReadonlyMap<string, number | null>
+  /** Normalised path alone → page id (or {@link AMBIGUOUS}), for a Host that matches no page's. */
+  readonly byPath: ReadonlyMap<string, number | null>
+}
+
+const indexes = new WeakMap<Snapshot, HtmlUrlIndex>()
+
+/**
+ * @param snapshot the current snapshot; `undefined` before the first sync (API detail paths still
+ *   resolve to their id, page URLs to `unknown`).
+ * @param host the request's `Host` header as sent (hostname, plus `:port` only when the purged URL
+ *   had one, spec §8.1).
+ * @param pathAndQuery the request-target: origin-form (`/blog-one/?x=1`) or absolute-form.
+ */
+export function resolvePurgeTarget(snapshot: Snapshot | undefined, host: string | undefined, pathAndQuery: string): PurgeTarget {
+  let rawPath: string
+  let rawHost = host
+  if (pathAndQuery.startsWith('/')) {
+    rawPath = stripQueryAndFragment(pathAndQuery)
+  } else if (/^https?:\/\//i.test(pathAndQuery)) {
+    // RFC 9112 §3.2.2: with an absolute-form target, its authority replaces the Host header.
+    const url = parseUrl(pathAndQuery)
+    if (url === undefined) return UNKNOWN
+    rawPath = url.pathname
+    rawHost = url.host
+  } else {
+    return UNKNOWN // `*` (asterisk-form) or garbage
+  }
+  const path = normalisePath(rawPath)
+
+  if (path.startsWith(API_PAGES_PATH)) {
+    const detail = /^([0-9]+)\/$/.exec(path.slice(API_PAGES_PATH.length))
+    if (detail === null) return LISTING // the listing itself, find/, or a path the API 404s
+    const id = pageIdFromDigits(detail[1]!)
+    return id === undefined ? UNKNOWN : { kind: 'page', id }
+  }
+  if (path === API_PAGES_PATH.slice(0, -1)) return LISTING // the slash-less route (it redirects)
+
+  if (snapshot === undefined) return UNKNOWN
+  const index = indexOf(snapshot)
+  if (rawHost !== undefined) {
+    for (const candidate of hostCandidates(rawHost)) {
+      if (!index.byHostPath.has(`${candidate}${path}`)) continue
+      const id = index.byHostPath.get(`${candidate}${path}`)
+      return id === AMBIGUOUS || id === undefined ? UNKNOWN : { kind: 'page', id }
+    }
+  }
+  const id = index.byPath.get(path)
+  return id === AMBIGUOUS || id === undefined ? UNKNOWN : { kind: 'page', id }
+}
+
+/** Django's `[0-9]+` with leading zeros; Wagtail page ids start at 1 and must be exact in a double. */
+function pageIdFromDigits(digits: string): number | undefined {
+  const significant = digits.replace(/^0+/, '')
+  if (significant === '' || significant.length > 16) return undefined
+  const id = Number(significant)
+  return Number.isSafeInteger(id) ? id : undefined
+}
+
+function stripQueryAndFragment(target: string): string {
+  const end = target.search(/[?#]/)
+  return end < 0 ? target : target.slice(0, end)
+}
+
+function parseUrl(text: string): URL | undefined {
+  try {
+    return new URL(text)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Decodes percent-escapes so `/caf%C3%A9/`, `/caf%c3%a9/` and `/café/` compare equal (Django routes
+ * on the decoded path too). A run of escapes that is not UTF-8 never throws: its ASCII bytes are
+ * decoded and the rest kept as upper-case escapes, the same way on both sides of the comparison.
+ */
+function normalisePath(path: string): string {
+  const decoded = path.replace(/(?:%[0-9A-Fa-f]{2})+/g, decodeRun)
+  return decoded === '' ? '/' : decoded
+}
+
+function decodeRun(run: string): string {
+  try {
+    return decodeURIComponent(run)
+  } catch {
+    return run.replace(/%([0-9A-Fa-f]{2})/g, (escape, hex: string) => {
+      const byte = parseInt(hex, 16)
+      return byte < 0x80 ? String.fromCharCode(byte) : escape.toUpperCase()
+    })
+  }
+}
+
+/**
+ * The forms of a Host header to look up, most exact first. `html_url` hosts come from the WHATWG
+ * URL parser (lower-cased, IDNA, default port dropped), so the header is run through it too; and a
+ * URL written with its scheme's default port (`https://x:443/`) is sent as `x:443` but indexed as `x`.
+ */
+function hostCandidates(host: string): string[] {
+  const lower = host.trim().toLowerCase()
+  const candidates = [lower]
+  // Only something shaped like an authority goes through the URL parser (no path, userinfo…).
+  if (lower !== '' && !/[\s/?#@\\]/.test(lower)) {
+    const parsed = parseUrl(`http://${lower}`)
+    if (parsed !== undefined) candidates.push(parsed.host)
+  }
+  candidates.push(lower.replace(/:(?:80|443)$/, ''))
+  return [...new Set(candidates)]
+}
+
+function indexOf(snapshot: Snapshot): HtmlUrlIndex {
+  let index = indexes.get(snapshot)
+  if (index === undefined) {
+    index = buildIndex(snapshot)
+    indexes.set(snapshot, index)
+  }
+  return index
+}
+
+function buildIndex(snapshot: Snapshot): HtmlUrlIndex {
+  const byHostPath = new Map<string, number | null>()
+  const byPath = new Map<string, number | null>()
+  const add = (map: Map<string, number | null>, key: string, id: number) => {
+    const existing = map.get(key)
+    map.set(key, existing === undefined || existing === id ? id : AMBIGUOUS)
+  }
+  for (const page of snapshot.pages) {
+    const htmlUrl = htmlUrlOf(page.listItem)
+    if (htmlUrl === undefined) continue
+    const url = parseUrl(htmlUrl)
+    if (url !== undefined) {
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') continue
+      const path = normalisePath(url.pathname)
+      add(byHostPath, `${url.host}${path}`, page.id)
+      add(byPath, path, page.id)
+    } else if (htmlUrl.startsWith('/') && !htmlUrl.startsWith('//')) {
+      // A site without a hostname gives a relative URL: it can only match by path.
+      add(byPath, normalisePath(stripQueryAndFragment(htmlUrl)), page.id)
+    }
+  }
+  return { byHostPath, byPath }
+}
+
+/** `meta.html_url` of a listing item, or `undefined` when it is null, missing or unreadable. */
+function htmlUrlOf(listItem: string): string | undefined {
+  if (!listItem.includes('"html_url"')) return undefined
+  try {
+    const node = getPath(parseJsonSpans(listItem), ['meta', 'html_url'])
+    return node?.kind === 'string' ? node.value : undefined
+  } catch {
+    return undefined
+  }
+}
