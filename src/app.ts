@@ -23,6 +23,8 @@ import { createClusterCoordinator, followRole, type ClusterCoordinator } from '.
 import { createLeaderLease } from './sync/leader-lease.js'
 import { createSyncService, type SyncService, type Timers } from './sync/sync-service.js'
 import { createClusterChannel } from './cache/cluster-channel.js'
+import { diffSnapshots, type TreeChange } from './tree/tree-diff.js'
+import type { Snapshot } from './tree/snapshot.js'
 import { parseCidrList, type AddressList } from './config/cidr.js'
 import { createPurgeAccess } from './http/purge-access.js'
 import { registerPurgeRoute } from './http/routes/purge.js'
@@ -145,20 +147,21 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     now,
     random,
     timers,
-    onSnapshot: (snapshot, _previous, source) => {
-      pages.onSnapshotChanged()
+    onSnapshot: (snapshot, previous, source) => {
+      logTreeChange(app.log, diffSnapshots(previous, snapshot), snapshot, source)
       // Only what this instance synced is stored and announced; the others' is already in Redis.
       if (source === 'sync' && persistence) {
         void persistence.save(snapshot).then(() => cluster?.announce(snapshot))
       }
     },
   })
-  // Declared after the sync (whose callback uses it) because it reads the sync's snapshot.
+  // Reads the sync's snapshot on every request: a swap is seen by the next one.
   const pages: PagesService = createPagesService({
     snapshot: () => sync.current,
     readThrough,
     baseUrl: config.baseUrl,
     renderCacheMaxBytes: config.renderCacheMaxBytes,
+    cacheTags: config.cacheTagHeaders,
     clientCache: {
       maxAgeMs: config.clientMaxAgeMs,
       staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
@@ -284,4 +287,28 @@ function createCluster(config: Config, shared: SharedTier, sync: SyncService, lo
     timers,
     logger,
   })
+}
+
+/** Most purge keys one log line lists; the count is always there. */
+const LOGGED_PURGE_KEYS = 100
+
+/**
+ * One line per swapped-in snapshot: what changed, and the `Surrogate-Key`/`Cache-Tag` keys a CDN
+ * in front must purge (derived from the tree diff: Wagtail itself never purges lists or moves).
+ */
+function logTreeChange(logger: FastifyBaseLogger, change: TreeChange, snapshot: Snapshot, source: string): void {
+  logger.info(
+    {
+      source,
+      version: snapshot.version,
+      pages: snapshot.pages.length,
+      added: change.added.length,
+      removed: change.removed.length,
+      changed: change.changed.length,
+      moved: change.moved.length,
+      purgeKeyCount: change.purgeKeys.length,
+      purgeKeys: change.purgeKeys.slice(0, LOGGED_PURGE_KEYS),
+    },
+    'snapshot: swapped in',
+  )
 }

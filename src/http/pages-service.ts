@@ -11,7 +11,9 @@ import { planFind } from '../query/plan-find.js'
 import { planListing } from '../query/plan-listing.js'
 import type { ListQuery } from '../query/plan-types.js'
 import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
+import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
+import { responseKeys, tagHeaders } from '../tree/surrogate-keys.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
 import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
@@ -32,6 +34,8 @@ export interface PagesServiceOptions {
   readonly baseUrl: string
   readonly renderCacheMaxBytes: number
   readonly clientCache: ClientCachePolicy
+  /** Send `Surrogate-Key` and `Cache-Tag` (CACHE_TAG_HEADERS). */
+  readonly cacheTags: boolean
   readonly now: () => number
   readonly logger: { warn(details: object, message: string): void }
 }
@@ -43,8 +47,6 @@ export interface PagesService {
   /** @param pathId the digits of `/pages/<id>/`, leading zeros included. */
   detail(pathId: string, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
   find(request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
-  /** Forget rendered bodies (a new snapshot was swapped in). */
-  onSnapshotChanged(): void
 }
 
 export const PAGES_PATH = '/api/v1/cms/pages/'
@@ -60,10 +62,15 @@ function forwardedQuery(params: QueryParams): string {
   return pairs.length === 0 ? '' : `?${pairs.join('&')}`
 }
 
-function listKey(version: number, query: ListQuery): string {
+/**
+ * The rendered-list cache key: the digest of the pages the list's scope covers (`list-scope.ts`)
+ * and everything else that selects and renders. A list whose scope did not change between two
+ * snapshots keeps its body, and with it its ETag.
+ */
+function listKey(scopeKey: string, query: ListQuery): string {
   const f = query.filters
   return JSON.stringify([
-    version,
+    scopeKey,
     query.types === null ? null : [...query.types].sort(),
     query.specific,
     f.id ?? null, f.title ?? null, f.slug ?? null, f.seoTitle ?? null, f.searchDescription ?? null, f.showInMenus ?? null,
@@ -81,17 +88,22 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   const cacheControl = cacheControlValue(options.clientCache)
   // Index answers are the same for every request: their header sets are built once per body.
   const indexAnswers = new WeakMap<Buffer, HttpAnswer>()
+  const tags = (snapshot: Snapshot, scope: Scope) => (options.cacheTags ? tagHeaders(responseKeys(snapshot, scope)) : undefined)
 
   function paramsOf(request: PagesRequest): QueryParams {
     return parseQueryParams(request.rawQuery ?? '')
   }
 
-  function indexAnswer(body: Buffer): HttpAnswer {
+  /**
+   * The answer for an index body. A body is only ever reused for the same scope's unchanged
+   * pages, so the tags computed with its first snapshot stay right.
+   */
+  function indexAnswer(body: Buffer, snapshot: Snapshot, scope: Scope): HttpAnswer {
     let answer = indexAnswers.get(body)
     if (!answer) {
       answer = {
         status: 200,
-        headers: { ...API_HEADERS, etag: etagOf(body), 'cache-control': cacheControl, 'cache-status': cacheStatus.index },
+        headers: { ...API_HEADERS, etag: etagOf(body), 'cache-control': cacheControl, 'cache-status': cacheStatus.index, ...tags(snapshot, scope) },
         body,
       }
       indexAnswers.set(body, answer)
@@ -110,7 +122,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     }
   }
 
-  function toAnswer(stored: CachedAnswer, outcome: ReadThroughOutcome): HttpAnswer {
+  function toAnswer(stored: CachedAnswer, outcome: ReadThroughOutcome, tagSet: Record<string, string> | undefined): HttpAnswer {
     const status = statusOf(outcome, stored)
     const age = String(Math.max(0, Math.floor((options.now() - stored.storedAt) / 1000)))
     if (stored.status === 302 && stored.location !== undefined) {
@@ -121,18 +133,20 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (stored.status === 200) {
       headers['etag'] = etagOf(stored.body)
       headers['cache-control'] = cacheControl
+      Object.assign(headers, tagSet)
     }
     return { status: stored.status, headers, body: stored.body }
   }
 
-  async function readThrough(snapshot: Snapshot, relative: string, params?: QueryParams): Promise<HttpAnswer> {
+  async function readThrough(snapshot: Snapshot, relative: string, scope: Scope, params?: QueryParams): Promise<HttpAnswer> {
     try {
       // `order=random` is a new order every time (spec §3): never replay it.
       const store = params?.get('order') !== 'random'
-      // Search and ordering results follow the tree: a changed tree (new fingerprint) means new keys.
-      const key = `${snapshot.fingerprint}:${relative}`
+      // Keyed by the digest of the pages the answer depends on (the whole tree for search or
+      // find): a change there means a new key on every instance, a change elsewhere keeps it.
+      const key = `${scopeDigest(snapshot, scope)}:${relative}`
       const { answer, outcome } = await options.readThrough.get(key, relative, { store })
-      return toAnswer(answer, outcome)
+      return toAnswer(answer, outcome, tags(snapshot, scope))
     } catch (error) {
       options.logger.warn({ err: error, query: relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
@@ -147,8 +161,11 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const params = paramsOf(request)
       const plan = planListing(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') return readThrough(snapshot, forwardedQuery(params), params)
-      const key = listKey(snapshot.version, plan.query)
+      if (plan.kind === 'forward') {
+        return readThrough(snapshot, forwardedQuery(params), scopeOfParams(snapshot, (key) => params.get(key)), params)
+      }
+      const scope = scopeOfSelection(snapshot, plan.query)
+      const key = listKey(scopeDigest(snapshot, scope), plan.query)
       let body = rendered.get(key)
       if (!body) {
         const matching = selectPages(snapshot, plan.query)
@@ -157,7 +174,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         body = renderList(matching.length, items, plan.query.specific)
         rendered.set(key, body)
       }
-      return indexAnswer(body)
+      return indexAnswer(body, snapshot, scope)
     },
 
     detail(pathId, request) {
@@ -166,10 +183,17 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const params = paramsOf(request)
       const plan = planDetail(pathId, params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') return readThrough(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`)
+      if (plan.kind === 'forward') {
+        // A detail depends on its page (and its parent, which its bytes embed); tree filters on
+        // a detail (`?child_of=`) make it depend on more.
+        const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
+        const id = Number(BigInt(pathId))
+        const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
+        return readThrough(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope)
+      }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
-      return indexAnswer(page.detail)
+      return indexAnswer(page.detail, snapshot, { kind: 'page', id: page.id })
     },
 
     find(request) {
@@ -180,15 +204,12 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
         const query = djangoUrlencode(params.lists())
-        return readThrough(snapshot, `find/${query === '' ? '' : `?${query}`}`)
+        return readThrough(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope)
       }
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''
       return redirectAnswer(`${base}${PAGES_PATH}${plan.id}/${query}`)
     },
 
-    onSnapshotChanged() {
-      rendered.clear()
-    },
   }
 }

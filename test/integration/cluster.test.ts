@@ -201,7 +201,7 @@ describe('when the syncing instance dies', () => {
     const port = await freePort()
     const leader = spawnInstance({ ...env, UPSTREAM_URL: cms.url, BASE_URL: 'https://shield.example', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' })
     cleanups.push(async () => void leader.kill('SIGKILL'))
-    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.json(), () => ({}))).sync?.role === 'leader', 15_000)
+    await eventually(async () => ((await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.json(), () => ({}))) as { sync?: { role?: string } }).sync?.role === 'leader', 15_000)
     const followers = await startInstances(cms, 2, env)
     expect(roles(followers)).toEqual(['follower', 'follower'])
 

@@ -1,0 +1,193 @@
+import { performance } from 'node:perf_hooks'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { buildSnapshot } from './build-snapshot.js'
+import type { Scope } from './list-scope.js'
+import {
+  DIALECT, applyMutation, applyMutations, arbitraryScenario, sameResponses, scenarioSnapshots, scopeResponses, scopesOf,
+  snapshotOf, syncedPages, type ModelPage, type Mutation, type TreeModel,
+} from './random-tree.test-helper.js'
+import { responseKeys } from './surrogate-keys.js'
+import { diffSnapshots } from './tree-diff.js'
+
+const page = (id: number, parentId: number | null, children: number[], title = `Page ${id}`): [number, ModelPage] => [
+  id,
+  { id, parentId, children, type: 'blog.BlogPage', title, slug: `p${id}`, showInMenus: false },
+]
+
+/** 1 › {2 › {4 › {7}, 5}, 3 › {6}} — sections 2 and 3. */
+const model: TreeModel = {
+  rootId: 1,
+  pages: new Map([
+    page(1, null, [2, 3]), page(2, 1, [4, 5]), page(3, 1, [6]), page(4, 2, [7]), page(5, 2, []), page(6, 3, []), page(7, 4, []),
+  ]),
+}
+const previous = snapshotOf(model, 1)
+const after = (...mutations: Mutation[]) => snapshotOf(applyMutations(model, mutations), 2)
+/** Mutations pick pages by position in the sorted ids; these name them by id. */
+const idx = (id: number) => [...model.pages.keys()].sort((a, b) => a - b).indexOf(id)
+const nonRootIdx = (id: number) => idx(id) - 1
+
+describe('diffSnapshots', () => {
+  it('marks every page added and purges everything for the first snapshot', () => {
+    const change = diffSnapshots(undefined, previous)
+    expect(change.added).toEqual([1, 2, 4, 7, 5, 3, 6])
+    expect(change.removed).toEqual([])
+    expect(change.purgeKeys).toEqual(['cms-pages'])
+  })
+
+  it('finds nothing between a snapshot and an identical rebuild', () => {
+    const change = diffSnapshots(previous, snapshotOf(model, 2))
+    expect(change).toEqual({ added: [], removed: [], changed: [], moved: [], purgeKeys: [] })
+    expect(diffSnapshots(previous, previous).purgeKeys).toEqual([])
+  })
+
+  it('purges only the page, its parent\'s children, its ancestors\' descendants, its section and the lists for a leaf edit', () => {
+    const change = diffSnapshots(previous, after({ kind: 'edit', target: idx(7), field: 'title', value: 0 }))
+    expect(change.changed).toEqual([7])
+    expect(change.added.length + change.removed.length + change.moved.length).toBe(0)
+    expect(change.purgeKeys).toEqual([
+      'cms-children-4', 'cms-descendants-1', 'cms-descendants-2', 'cms-descendants-4', 'cms-list', 'cms-page-7', 'cms-section-2',
+    ])
+    // Nothing of section 3 is purged.
+    for (const id of [3, 6]) {
+      for (const scope of scopesOf(id)) {
+        expect(responseKeys(previous, scope).filter((key) => key !== 'cms-pages' && change.purgeKeys.includes(key))).toEqual([])
+      }
+    }
+  })
+
+  it('purges the ancestors lists below a page whose own item changed', () => {
+    // 4's title shows in 7's ancestors list and in 7's detail (meta.parent).
+    const change = diffSnapshots(previous, after({ kind: 'edit', target: idx(4), field: 'title', value: 0 }))
+    expect(change.changed).toEqual([4, 7])
+    expect(change.purgeKeys).toContain('cms-ancestors-7')
+    expect(change.purgeKeys).not.toContain('cms-ancestors-4')
+  })
+
+  it('purges a moved subtree where it was and where it is', () => {
+    // 4 › 7 moves from section 2 to below 6 in section 3.
+    const change = diffSnapshots(previous, after({ kind: 'move', target: nonRootIdx(4), destination: 4, position: 0 }))
+    expect(change.moved).toEqual([4])
+    expect(change.changed).toEqual([4, 7]) // their html_url follows the move
+    expect(change.purgeKeys).toEqual(expect.arrayContaining([
+      'cms-children-2', 'cms-children-6', 'cms-descendants-2', 'cms-descendants-3', 'cms-descendants-6',
+      'cms-ancestors-4', 'cms-ancestors-7', 'cms-section-2', 'cms-section-3', 'cms-page-4', 'cms-page-7',
+    ]))
+  })
+
+  it('names the one page that moved among many siblings, not the siblings it passed', () => {
+    const wide: TreeModel = { rootId: 1, pages: new Map([page(1, null, [2, 3, 4, 5, 6, 7]), ...[2, 3, 4, 5, 6, 7].map((id) => page(id, 1, []))]) }
+    // Move the last child (index 5) to the front.
+    const change = diffSnapshots(snapshotOf(wide, 1), snapshotOf(applyMutation(wide, { kind: 'reorder', parent: 0, from: 5, to: 0 }), 2))
+    expect(change.moved).toEqual([7])
+    expect(change.changed).toEqual([])
+    expect(change.purgeKeys).toEqual(['cms-children-1', 'cms-descendants-1', 'cms-list', 'cms-page-7', 'cms-section-7'])
+  })
+
+  it('purges a deleted subtree with the lists of its own pages', () => {
+    const change = diffSnapshots(previous, after({ kind: 'delete', target: nonRootIdx(4) }))
+    expect(change.removed).toEqual([4, 7])
+    expect(change.purgeKeys).toEqual(expect.arrayContaining([
+      'cms-page-4', 'cms-page-7', 'cms-children-2', 'cms-children-4', 'cms-children-7', 'cms-descendants-4', 'cms-descendants-7',
+      'cms-ancestors-4', 'cms-ancestors-7', 'cms-descendants-1', 'cms-descendants-2', 'cms-section-2',
+    ]))
+    expect(change.purgeKeys).not.toContain('cms-section-3')
+  })
+
+  it('purges the place of an added page, and its own (so far failing) lists', () => {
+    const change = diffSnapshots(previous, after({
+      kind: 'add', parent: idx(6), position: 0, fields: { type: 'blog.BlogPage', title: 'New', slug: 'new', showInMenus: true },
+    }))
+    expect(change.added).toEqual([8])
+    expect(change.purgeKeys).toEqual([
+      'cms-ancestors-8', 'cms-children-6', 'cms-children-8', 'cms-descendants-1', 'cms-descendants-3', 'cms-descendants-6',
+      'cms-descendants-8', 'cms-list', 'cms-page-8', 'cms-section-3',
+    ])
+  })
+
+  it('purges everything when the CMS answers in another dialect', () => {
+    const pages = syncedPages(model)
+    const upgraded = buildSnapshot(pages, { version: 2, syncedAt: 0, dialect: { ...DIALECT, emptyTypeIgnored: false } })
+    const change = diffSnapshots(previous, upgraded)
+    expect(change.changed).toEqual([])
+    expect(change.purgeKeys).toContain('cms-pages')
+  })
+
+  it('diffs two 2000-page trees in linear time (logged, not asserted)', () => {
+    const pages = new Map<number, ModelPage>([page(1, null, [])])
+    for (let id = 2; id <= 2000; id++) {
+      // A deterministic, uneven tree: mostly shallow, with some deep chains.
+      const parentId = id % 7 === 0 ? id - 1 : 1 + ((id * 2654435761) % (id - 1))
+      pages.set(id, page(id, parentId, [])[1])
+      pages.get(parentId)!.children.push(id)
+    }
+    const big: TreeModel = { rootId: 1, pages }
+    const bigNext = applyMutations(big, [
+      { kind: 'move', target: 300, destination: 1500, position: 0 },
+      { kind: 'edit', target: 0, field: 'title', value: 2 },
+      { kind: 'delete', target: 1200 },
+      { kind: 'reorder', parent: 3, from: 0, to: 5 },
+      { kind: 'add', parent: 900, position: 1, fields: { type: 'blog.BlogPage', title: 'New', slug: 'new', showInMenus: false } },
+    ])
+    const a = snapshotOf(big, 1)
+    const b = snapshotOf(bigNext, 2)
+    const start = performance.now()
+    const change = diffSnapshots(a, b)
+    const elapsed = performance.now() - start
+    console.log(
+      `diffSnapshots over ${a.pages.length} → ${b.pages.length} pages: ${elapsed.toFixed(1)} ms, ` +
+      `${change.changed.length} changed, ${change.moved.length} moved, ${change.purgeKeys.length} keys`,
+    )
+    expect(change.purgeKeys.length).toBeGreaterThan(0)
+  })
+})
+
+describe('diffSnapshots property: a response whose bytes changed carries a purged key', () => {
+  it('for every detail and every scoped and unscoped list of the previous snapshot', () => {
+    let checked = 0
+    fc.assert(
+      fc.property(arbitraryScenario(), (scenario) => {
+        const { previous: before, next } = scenarioSnapshots(scenario)
+        const change = diffSnapshots(before, next)
+        if (before.fingerprint === next.fingerprint) {
+          expect(change).toEqual({ added: [], removed: [], changed: [], moved: [], purgeKeys: [] })
+          return
+        }
+        expect(change.purgeKeys).not.toContain('cms-pages')
+        expect(change.purgeKeys).toContain('cms-list')
+        const purged = new Set(change.purgeKeys)
+        const scopes: Scope[] = [{ kind: 'tree' }, ...before.pages.flatMap((p) => scopesOf(p.id))]
+        for (const scope of scopes) {
+          if (sameResponses(scopeResponses(before, scope), scopeResponses(next, scope))) continue
+          checked++
+          const keys = responseKeys(before, scope)
+          if (!keys.some((key) => purged.has(key))) {
+            throw new Error(`${scope.kind} ${'id' in scope ? scope.id : ''} changed, but none of ${keys.join(' ')} is purged`)
+          }
+        }
+      }),
+      { numRuns: 150 },
+    )
+    expect(checked).toBeGreaterThan(100)
+  })
+
+  it('lists exactly the pages that came, went, or changed bytes', () => {
+    fc.assert(
+      fc.property(arbitraryScenario(), (scenario) => {
+        const { previous: before, next } = scenarioSnapshots(scenario)
+        const change = diffSnapshots(before, next)
+        const sorted = (ids: readonly number[]) => [...ids].sort((a, b) => a - b)
+        expect(sorted(change.added)).toEqual(sorted(next.pages.filter((p) => !before.byId.has(p.id)).map((p) => p.id)))
+        expect(sorted(change.removed)).toEqual(sorted(before.pages.filter((p) => !next.byId.has(p.id)).map((p) => p.id)))
+        expect(sorted(change.changed)).toEqual(sorted(
+          next.pages.filter((p) => before.byId.has(p.id) && !before.byId.get(p.id)!.detail.equals(p.detail)).map((p) => p.id),
+        ))
+        for (const id of change.moved) expect(before.byId.has(id) && next.byId.has(id)).toBe(true)
+        expect([...change.purgeKeys].sort()).toEqual(change.purgeKeys)
+        expect(new Set(change.purgeKeys).size).toBe(change.purgeKeys.length)
+      }),
+      { numRuns: 150 },
+    )
+  })
+})

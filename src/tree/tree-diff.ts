@@ -1,0 +1,222 @@
+/**
+ * What changed between two snapshots, and the surrogate keys a CDN must purge for it.
+ *
+ * Wagtail's own purge (spec §8.2) covers only a published page's URL and detail URL: listings,
+ * parents, moves, reorders and slug changes are never purged, so a CDN in front of it serves them
+ * stale. Here the diff of the whole tree decides instead, with one invariant: any response whose
+ * bytes changed carries (per `responseKeys`) at least one key in `purgeKeys`. The sets stay
+ * tight: an edited leaf purges its detail, its parent's children list, its ancestors'
+ * descendants lists, its section and the unscoped lists, not the rest of the site.
+ *
+ * Both trees are read: a page that moved is purged where it was and where it is now.
+ * Cost: O(N) map look-ups for N pages, plus O(k log k) per sibling group of k to tell moved pages
+ * from the ones that merely stayed put.
+ * @module
+ */
+import type { PageRecord, Snapshot } from './snapshot.js'
+import {
+  ALL_PAGES_KEY, LIST_KEY, ancestorsKey, childrenKey, descendantsKey, pageKey, sectionKey, sectionOf,
+} from './surrogate-keys.js'
+
+export interface TreeChange {
+  /** In `next` only, in its tree order. */
+  readonly added: readonly number[]
+  /** In `previous` only, in its tree order. */
+  readonly removed: readonly number[]
+  /** In both, digest differs; in `next`'s tree order. */
+  readonly changed: readonly number[]
+  /**
+   * In both, and the parent differs or the page changed place among its siblings; in `next`'s
+   * tree order. For a reorder, the fewest pages that explain it (those off a longest run kept in
+   * order), so moving one page among 100 siblings names that one page.
+   */
+  readonly moved: readonly number[]
+  /**
+   * Keys to purge, sorted and unique, empty when nothing changed. For every added, removed,
+   * changed or moved page P, in both trees: `cms-page-P`, `cms-children-<parent>`,
+   * `cms-descendants-<every ancestor>`, `cms-section-<section>`; for an added or removed P also
+   * its own `cms-children-P`, `cms-descendants-P`, `cms-ancestors-P` (those answers appear or
+   * vanish); `cms-ancestors-D` for every page D whose chain of ancestors changed (a page above it
+   * moved or changed digest). `cms-list` whenever anything changed, `cms-pages` when the CMS's
+   * dialect changed (everything may answer differently).
+   */
+  readonly purgeKeys: readonly string[]
+}
+
+const NOTHING: TreeChange = Object.freeze({
+  added: Object.freeze([]), removed: Object.freeze([]), changed: Object.freeze([]), moved: Object.freeze([]), purgeKeys: Object.freeze([]),
+})
+
+/**
+ * Positions (into `values`) of one longest strictly increasing subsequence, O(k log k)
+ * (patience sorting with back-links).
+ */
+function longestIncreasingRun(values: readonly number[]): Set<number> {
+  const tails: number[] = [] // tails[l] = index of the smallest tail of an increasing run of length l + 1
+  const previous = new Array<number>(values.length).fill(-1)
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i]!
+    let lo = 0
+    let hi = tails.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (values[tails[mid]!]! < value) lo = mid + 1
+      else hi = mid
+    }
+    if (lo > 0) previous[i] = tails[lo - 1]!
+    tails[lo] = i
+  }
+  const kept = new Set<number>()
+  for (let i = tails.length > 0 ? tails[tails.length - 1]! : -1; i !== -1; i = previous[i]!) kept.add(i)
+  return kept
+}
+
+/**
+ * Pages that stayed under the same parent but changed place among the siblings that stayed too.
+ * Tree order within one parent is sibling order, so each group is the prev positions of its
+ * pages read in next order; whatever is off a longest increasing run moved.
+ */
+function reordered(previous: Snapshot, next: Snapshot): Set<number> {
+  const groups = new Map<number | null, PageRecord[]>()
+  for (const page of next.pages) {
+    const before = previous.byId.get(page.id)
+    if (before === undefined || before.parentId !== page.parentId) continue
+    const group = groups.get(page.parentId)
+    if (group) group.push(before)
+    else groups.set(page.parentId, [before])
+  }
+  const moved = new Set<number>()
+  for (const group of groups.values()) {
+    if (group.length < 2) continue
+    const kept = longestIncreasingRun(group.map((page) => page.order))
+    group.forEach((page, i) => {
+      if (!kept.has(i)) moved.add(page.id)
+    })
+  }
+  return moved
+}
+
+/**
+ * Calls `visit` with every page of `snapshot` whose chain of ancestors is "dirty": the page
+ * itself is `dirty`, or some page above it is `dirty` or `shown` (appears changed in an ancestors
+ * list). Memoised walk up, O(N) in all whatever the order of `pages`.
+ */
+function forEachDirtyChain(
+  snapshot: Snapshot,
+  dirty: (page: PageRecord) => boolean,
+  shown: (page: PageRecord) => boolean,
+  visit: (id: number) => void,
+): void {
+  const memo = new Map<number, boolean>()
+  const path: PageRecord[] = []
+  for (const start of snapshot.pages) {
+    let page: PageRecord | undefined = start
+    // Whether the chain strictly above the last page pushed is dirty.
+    let above = false
+    while (page !== undefined) {
+      const known = memo.get(page.id)
+      if (known !== undefined) {
+        above = known || shown(page)
+        break
+      }
+      path.push(page)
+      page = page.parentId === null ? undefined : snapshot.byId.get(page.parentId)
+    }
+    for (let i = path.length - 1; i >= 0; i--) {
+      const walked = path[i]!
+      const chainDirty = dirty(walked) || above
+      memo.set(walked.id, chainDirty)
+      if (chainDirty) visit(walked.id)
+      above = chainDirty || shown(walked)
+    }
+    path.length = 0
+  }
+}
+
+/**
+ * Compares two snapshots page by page. `previous` undefined (the first snapshot) → every page
+ * added and `purgeKeys` `['cms-pages']`. Equal fingerprints → nothing changed.
+ */
+export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): TreeChange {
+  if (previous === undefined) {
+    return Object.freeze({ ...NOTHING, added: Object.freeze(next.pages.map((page) => page.id)), purgeKeys: Object.freeze([ALL_PAGES_KEY]) })
+  }
+  if (previous === next || previous.fingerprint === next.fingerprint) return NOTHING
+
+  const added: number[] = []
+  const removed: number[] = []
+  const changed: number[] = []
+  const moved: number[] = []
+  const reorderedIds = reordered(previous, next)
+  const digestChanged = new Set<number>()
+  const parentChanged = new Set<number>()
+  for (const page of next.pages) {
+    const before = previous.byId.get(page.id)
+    if (before === undefined) {
+      added.push(page.id)
+      continue
+    }
+    if (before.digest !== page.digest) {
+      changed.push(page.id)
+      digestChanged.add(page.id)
+    }
+    if (before.parentId !== page.parentId) parentChanged.add(page.id)
+    if (before.parentId !== page.parentId || reorderedIds.has(page.id)) moved.push(page.id)
+  }
+  for (const page of previous.pages) if (!next.byId.has(page.id)) removed.push(page.id)
+
+  const keys = new Set<string>([LIST_KEY])
+  if (JSON.stringify(previous.dialect) !== JSON.stringify(next.dialect)) keys.add(ALL_PAGES_KEY)
+
+  // Ancestors whose descendants list is already purged, per tree: everything above them is too.
+  const walkedUp = new Map<Snapshot, Set<number>>([[previous, new Set()], [next, new Set()]])
+  const purgeAround = (snapshot: Snapshot, id: number) => {
+    const page = snapshot.byId.get(id)
+    if (page === undefined) return
+    if (page.parentId !== null) keys.add(childrenKey(page.parentId))
+    const walked = walkedUp.get(snapshot)!
+    for (let parentId = page.parentId; parentId !== null && !walked.has(parentId); ) {
+      walked.add(parentId)
+      keys.add(descendantsKey(parentId))
+      parentId = snapshot.byId.get(parentId)?.parentId ?? null
+    }
+    const section = sectionOf(snapshot, id)
+    if (section !== undefined) keys.add(sectionKey(section))
+  }
+  const purgePage = (id: number) => {
+    keys.add(pageKey(id))
+    purgeAround(previous, id)
+    purgeAround(next, id)
+  }
+  const purgeOwnLists = (id: number) => {
+    keys.add(childrenKey(id))
+    keys.add(descendantsKey(id))
+    keys.add(ancestorsKey(id))
+  }
+  for (const id of added) {
+    purgePage(id)
+    purgeOwnLists(id)
+  }
+  for (const id of removed) {
+    purgePage(id)
+    purgeOwnLists(id)
+  }
+  for (const id of changed) purgePage(id)
+  for (const id of moved) purgePage(id)
+
+  // An ancestors list changes when the chain above its page does: a page on it moved (or came or
+  // went), or changed digest (its item in the list). Read in both trees.
+  const isDirty = (page: PageRecord) => parentChanged.has(page.id) || !previous.byId.has(page.id) || !next.byId.has(page.id)
+  const isShownChanged = (page: PageRecord) => digestChanged.has(page.id)
+  const addAncestorsKey = (id: number) => keys.add(ancestorsKey(id))
+  forEachDirtyChain(previous, isDirty, isShownChanged, addAncestorsKey)
+  forEachDirtyChain(next, isDirty, isShownChanged, addAncestorsKey)
+
+  return Object.freeze({
+    added: Object.freeze(added),
+    removed: Object.freeze(removed),
+    changed: Object.freeze(changed),
+    moved: Object.freeze(moved),
+    purgeKeys: Object.freeze([...keys].sort()),
+  })
+}
