@@ -34,6 +34,7 @@ for (const path of [
   '/api/v1/cms/pages/?limit=abc',
   '/readyz',
 ]) line(`    curl -i '${base}${path}'`)
+line(`    curl -i -X PURGE '${base}/api/v1/cms/pages/${somePage}/'   # as Wagtail's frontend cache sends it`)
 line()
 line(`  CMS requests so far: ${origin.hits.total} (the sync); reads from the tree cost none.`)
 line('  Ctrl-C to stop.')
