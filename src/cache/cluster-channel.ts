@@ -17,6 +17,7 @@
  * they must.
  * @module
  */
+import { boundedCommand } from './stores/bounded-command.js'
 
 export interface SnapshotAnnouncement {
   /** Safe non-negative integer that identifies the snapshot (for instance its build time or a counter). */
@@ -103,37 +104,6 @@ const MAX_ID_CHARS = 512
 const MAX_REASON_CHARS = 1000
 const MAX_FINGERPRINT_CHARS = 1024
 
-class ChannelTimeoutError extends Error {
-  override readonly name = 'ChannelTimeoutError'
-  readonly code = 'REDIS_COMMAND_TIMEOUT'
-  constructor(operation: string, timeoutMs: number) {
-    super(`redis ${operation} did not answer within ${timeoutMs}ms`)
-  }
-}
-
-/** Settles with the command or rejects after `ms`; a late rejection of the command is still handled. */
-function bounded<T>(operation: string, command: () => Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new ChannelTimeoutError(operation, ms)), ms)
-    let pending: Promise<T>
-    try {
-      pending = command()
-    } catch (error) {
-      pending = Promise.reject(error)
-    }
-    pending.then(
-      (value) => {
-        clearTimeout(timer)
-        resolve(value)
-      },
-      (error: unknown) => {
-        clearTimeout(timer)
-        reject(error instanceof Error ? error : new Error(String(error)))
-      },
-    )
-  })
-}
-
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const isName = (value: unknown, max: number): value is string => typeof value === 'string' && value.length > 0 && value.length <= max
 
@@ -205,7 +175,7 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
     return new Promise<void>((resolve) => {
       const attempt = (failures: number) => {
         if (closed) return
-        bounded(`subscribe ${channel}`, () => subscriber.subscribe(channel), commandTimeoutMs).then(
+        boundedCommand(`subscribe ${channel}`, () => subscriber.subscribe(channel), commandTimeoutMs).then(
           () => resolve(),
           (error: unknown) => {
             if (closed) return
@@ -270,8 +240,8 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
       const text = JSON.stringify(parsed)
       // Sent together, in this order on the connection, so the wait is one command timeout.
       const results = await Promise.allSettled([
-        bounded('set', () => redis.set(latestKey, text), commandTimeoutMs),
-        bounded('publish', () => redis.publish(snapshotsChannel, text), commandTimeoutMs),
+        boundedCommand('set', () => redis.set(latestKey, text), commandTimeoutMs),
+        boundedCommand('publish', () => redis.publish(snapshotsChannel, text), commandTimeoutMs),
       ])
       const failed = results.find((result) => result.status === 'rejected')
       if (failed) {
@@ -283,7 +253,7 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
     async latestSnapshot() {
       let text: string | null
       try {
-        text = await bounded('get', () => redis.get(latestKey), commandTimeoutMs)
+        text = await boundedCommand('get', () => redis.get(latestKey), commandTimeoutMs)
       } catch {
         return undefined
       }
@@ -305,7 +275,7 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
         return -1
       }
       try {
-        return await bounded('publish', () => redis.publish(refreshChannel, JSON.stringify(parsed)), commandTimeoutMs)
+        return await boundedCommand('publish', () => redis.publish(refreshChannel, JSON.stringify(parsed)), commandTimeoutMs)
       } catch (error) {
         logger.warn({ err: error, reason: parsed.reason }, 'cluster channel: could not publish the refresh request')
         return -1

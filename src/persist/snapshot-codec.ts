@@ -34,7 +34,7 @@ import {
   brotliCompressSync, brotliDecompressSync, constants as zlib, createBrotliCompress, createGzip, gunzipSync, gzipSync,
   type BrotliOptions, type ZlibOptions,
 } from 'node:zlib'
-import { buildSnapshot, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
+import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
 
 /** The format this build writes and the only one it reads. */
@@ -352,19 +352,8 @@ function readPage(line: unknown): SyncedPage | undefined {
 
 /** One page as {@link buildSnapshot} took it (the detail's bytes decoded as UTF-8). */
 export function syncedPageOf(record: PageRecord): SyncedPage {
-  const page: SyncedPage = {
-    id: record.id,
-    type: record.type,
-    title: record.title,
-    slug: record.slug,
-    showInMenus: record.showInMenus,
-    seoTitle: record.seoTitle,
-    searchDescription: record.searchDescription,
-    parentId: record.parentId,
-    listItem: record.listItem,
-    detail: record.detail.toString('utf8'),
-  }
-  return record.typedListItem === undefined ? page : { ...page, typedListItem: record.typedListItem }
+  const { digest: _digest, ...page } = carryOver(record)
+  return { ...page, detail: record.detail.toString('utf8') }
 }
 
 /**

@@ -10,7 +10,8 @@ import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
 import { sharedRedisUrl, startRedis, type RedisServer } from '../../test/helpers/redis-server.js'
-import { createLeaderLease, LeaseCommandTimeoutError, type LeaderLease, type LeaderLeaseOptions, type LeaseRedis, type LeaseRole } from './leader-lease.js'
+import { RedisCommandTimeoutError } from '../cache/stores/bounded-command.js'
+import { createLeaderLease, type LeaderLease, type LeaderLeaseOptions, type LeaseRedis, type LeaseRole } from './leader-lease.js'
 import type { Timers } from './sync-service.js'
 
 const COMMAND_TIMEOUT_MS = 200
@@ -368,7 +369,7 @@ describe('leader lease failure paths (stub Redis)', () => {
     expect(performance.now() - started).toBeLessThan(30 + 400)
   })
 
-  it('reports a timeout as a LeaseCommandTimeoutError', async () => {
+  it('reports a timeout as a RedisCommandTimeoutError', async () => {
     const { redis, state } = stubRedis({ now: 0 })
     const errors: unknown[] = []
     const lease = createLeaderLease({
@@ -383,7 +384,7 @@ describe('leader lease failure paths (stub Redis)', () => {
     state.mode = 'hang'
     await lease.checkNow()
     expect(errors).toHaveLength(1)
-    expect(errors[0]).toBeInstanceOf(LeaseCommandTimeoutError)
+    expect(errors[0]).toBeInstanceOf(RedisCommandTimeoutError)
   })
 
   it('joins a tick already running instead of sending a second command', async () => {

@@ -15,6 +15,7 @@
  * rejection unhandled.
  * @module
  */
+import { boundedCommand } from '../cache/stores/bounded-command.js'
 import type { Timers } from './sync-service.js'
 
 export type LeaseRole = 'leader' | 'follower' | 'standalone'
@@ -80,15 +81,6 @@ const defaultTimers: Timers = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 }
 
-/** Rejected with when a Redis call does not answer within `commandTimeoutMs`. */
-export class LeaseCommandTimeoutError extends Error {
-  override readonly name = 'LeaseCommandTimeoutError'
-  readonly code = 'REDIS_COMMAND_TIMEOUT'
-  constructor(operation: string, timeoutMs: number) {
-    super(`redis ${operation} for the leader lease did not answer within ${timeoutMs}ms`)
-  }
-}
-
 export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
   const { redis, key, owner, leaseMs, commandTimeoutMs, now, logger, onRoleChange } = options
   if (!(Number.isFinite(leaseMs) && leaseMs >= 3)) throw new TypeError(`expected leaseMs to be a number of milliseconds >= 3, got ${String(leaseMs)}`)
@@ -110,28 +102,6 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
   /** Set while a leader's renewals fail inside its lease, so that is logged once, not every tick. */
   let renewFailing = false
 
-  function bounded<T>(operation: string, command: () => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const handle = timers.setTimeout(() => reject(new LeaseCommandTimeoutError(operation, commandTimeoutMs)), commandTimeoutMs)
-      let pending: Promise<T>
-      try {
-        pending = command()
-      } catch (error) {
-        pending = Promise.reject(error)
-      }
-      pending.then(
-        (value) => {
-          timers.clearTimeout(handle)
-          resolve(value)
-        },
-        (error: unknown) => {
-          timers.clearTimeout(handle)
-          reject(error instanceof Error ? error : new Error(String(error)))
-        },
-      )
-    })
-  }
-
   function change(next: LeaseRole, level: 'info' | 'warn', details: object, message: string): void {
     if (next === role) return
     const previous = role
@@ -150,7 +120,7 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
     const sentAt = now()
     try {
       if (role === 'leader') {
-        const renewed = await bounded('renew', () => redis.eval(RENEW_SCRIPT, 1, key, owner, px))
+        const renewed = await boundedCommand('renew lease', () => redis.eval(RENEW_SCRIPT, 1, key, owner, px), commandTimeoutMs, timers)
         if (Number(renewed) === 1) {
           heldSince = sentAt
           if (renewFailing) {
@@ -161,7 +131,7 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
           change('follower', 'warn', {}, 'leader lease lost: another instance holds it (or it expired); no longer syncing')
         }
       } else {
-        const answer = await bounded('acquire', () => redis.set(key, owner, 'PX', px, 'NX'))
+        const answer = await boundedCommand('acquire lease', () => redis.set(key, owner, 'PX', px, 'NX'), commandTimeoutMs, timers)
         if (answer === 'OK') {
           heldSince = sentAt
           change('leader', 'info', {}, 'leader lease acquired: this instance syncs')
@@ -237,7 +207,7 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
         // Always compare-and-delete: even a follower or standalone instance may hold the key when an
         // acquire reached Redis but its answer timed out. It never deletes another owner's lease.
         try {
-          const released = await bounded('release', () => redis.eval(RELEASE_SCRIPT, 1, key, owner))
+          const released = await boundedCommand('release lease', () => redis.eval(RELEASE_SCRIPT, 1, key, owner), commandTimeoutMs, timers)
           if (Number(released) === 1) logger.info({ key, owner }, 'leader lease released')
         } catch (error) {
           if (role !== 'follower') logger.warn({ err: error, key, owner }, 'leader lease: could not release it; it expires by itself')

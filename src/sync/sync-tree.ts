@@ -5,8 +5,8 @@
  * rebuilds only what changed and unchanged pages keep their rendered bytes and ETags.
  * @module
  */
-import type { SyncedPage } from '../tree/build-snapshot.js'
-import type { PageRecord, Snapshot } from '../tree/snapshot.js'
+import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
+import type { Snapshot } from '../tree/snapshot.js'
 import { fetchDetails, fetchListing, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage } from './fetch-tree.js'
 import { planRefresh, type ListedPage, type RefreshReason } from './plan-refresh.js'
 
@@ -28,23 +28,6 @@ export interface SyncedTree {
   /** Incremental only: why pages were fetched again. */
   readonly reasons?: Readonly<Record<RefreshReason, number>>
   readonly removed: number
-}
-
-function carriedOver(record: PageRecord): SyncedPage {
-  return {
-    id: record.id,
-    type: record.type,
-    title: record.title,
-    slug: record.slug,
-    showInMenus: record.showInMenus,
-    seoTitle: record.seoTitle,
-    searchDescription: record.searchDescription,
-    parentId: record.parentId,
-    listItem: record.listItem,
-    ...(record.typedListItem === undefined ? {} : { typedListItem: record.typedListItem }),
-    detail: record.detail,
-    digest: record.digest,
-  }
 }
 
 /**
@@ -83,7 +66,7 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   }
 
   const pages = listed.map((item) => {
-    const page = byId.get(item.id) ?? carriedOver(previous!.byId.get(item.id)!)
+    const page = byId.get(item.id) ?? carryOver(previous!.byId.get(item.id)!)
     return listedTypes.has(page.type) ? withTypedItem(page, typed.get(page.id)) : page
   })
   return {

@@ -35,6 +35,27 @@ export function pageDigest(listItem: string, typedListItem: string | undefined, 
   return createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(detail).digest('base64url').slice(0, 22)
 }
 
+/**
+ * A snapshot's page as a sync delivers it again: the same texts, and the detail Buffer and digest
+ * reused, so carrying an unchanged page into the next snapshot copies and hashes nothing.
+ */
+export function carryOver(record: PageRecord): SyncedPage {
+  return {
+    id: record.id,
+    type: record.type,
+    title: record.title,
+    slug: record.slug,
+    showInMenus: record.showInMenus,
+    seoTitle: record.seoTitle,
+    searchDescription: record.searchDescription,
+    parentId: record.parentId,
+    listItem: record.listItem,
+    ...(record.typedListItem === undefined ? {} : { typedListItem: record.typedListItem }),
+    detail: record.detail,
+    digest: record.digest,
+  }
+}
+
 export class TreeInconsistentError extends Error {
   override readonly name = 'TreeInconsistentError'
   constructor(readonly problems: readonly string[]) {

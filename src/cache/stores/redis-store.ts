@@ -12,6 +12,10 @@
 import type { CacheStore } from './cache-store.js'
 import { decodeEntry, encodeEntry, isInvalid } from './entry-codec.js'
 import { createStoreEvents, type StoreOperation } from './store-events.js'
+import { boundedCommand, RedisCommandTimeoutError } from './bounded-command.js'
+
+/** Thrown by the local timer; `timedOut` in the `'error'` event says which failures were timeouts. */
+export { RedisCommandTimeoutError }
 
 export { createRedisClient, isRedisUp, type RedisClient, type RedisClientConfig, type RedisClientLogger } from './redis-client.js'
 
@@ -44,15 +48,6 @@ export interface RedisStore extends CacheStore {
   readonly errors: number
 }
 
-/** Thrown by the local timer; `timedOut` in the `'error'` event says which failures were timeouts. */
-export class RedisCommandTimeoutError extends Error {
-  override readonly name = 'RedisCommandTimeoutError'
-  readonly code = 'REDIS_COMMAND_TIMEOUT'
-  constructor(operation: StoreOperation, timeoutMs: number) {
-    super(`redis ${operation} did not answer within ${timeoutMs}ms`)
-  }
-}
-
 const FAILED: unique symbol = Symbol('failed')
 
 export function createRedisStore(options: RedisStoreOptions): RedisStore {
@@ -73,7 +68,7 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
 
   async function attempt<T>(operation: StoreOperation, key: string, command: () => Promise<T>): Promise<T | typeof FAILED> {
     try {
-      const result = await withTimeout(operation, command, commandTimeoutMs)
+      const result = await boundedCommand(operation, command, commandTimeoutMs)
       if (failingSince !== undefined) {
         logger?.info({ downMs: now() - failingSince, errors }, 'redis cache tier working again')
         failingSince = undefined
@@ -126,31 +121,3 @@ export function createRedisStore(options: RedisStoreOptions): RedisStore {
   }
 }
 
-/**
- * Settles with the command, or rejects after `timeoutMs` whatever the client does. The command's
- * own later rejection is still handled here, so an abandoned command never becomes an unhandled
- * rejection.
- */
-function withTimeout<T>(operation: StoreOperation, command: () => Promise<T>, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new RedisCommandTimeoutError(operation, timeoutMs)), timeoutMs)
-    let pending: Promise<T>
-    try {
-      pending = command()
-    } catch (error) {
-      clearTimeout(timer)
-      reject(error)
-      return
-    }
-    pending.then(
-      (value) => {
-        clearTimeout(timer)
-        resolve(value)
-      },
-      (error: unknown) => {
-        clearTimeout(timer)
-        reject(error)
-      },
-    )
-  })
-}
