@@ -9,7 +9,10 @@ import { hostname } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
-import { createMemoryStore } from './cache/stores/memory-store.js'
+import { createMemoryStore, type MemoryStore } from './cache/stores/memory-store.js'
+import { loggerOptions, requestIdFrom } from './observability/logging.js'
+import { cacheOutcomeOf, routeOf } from './observability/request-labels.js'
+import { createShieldEvents, type ShieldEvents, type UpstreamKind } from './observability/shield-events.js'
 import { createSharedTier, type SharedTier } from './cache/shared-tier.js'
 import { createSnapshotFile } from './persist/snapshot-file.js'
 import { createSnapshotPersistence, type SnapshotPersistence } from './persist/snapshot-persistence.js'
@@ -28,6 +31,7 @@ import type { Snapshot } from './tree/snapshot.js'
 import { parseCidrList, type AddressList } from './config/cidr.js'
 import { createPurgeAccess } from './http/purge-access.js'
 import { registerPurgeRoute } from './http/routes/purge.js'
+import { registerLoadShedding } from './http/load-shedding.js'
 import { registerRefreshWebhook } from './http/routes/refresh-webhook.js'
 import { loadSnapshot } from './persist/snapshot-codec.js'
 import type { RefreshRequest } from './sync/refresh-request.js'
@@ -39,8 +43,10 @@ import { createWagtailClient, PAGES_API_PATH } from './upstream/wagtail-client.j
 export interface AppDependencies {
   /** Transport to the CMS (tests: MockAgent or an Agent with tight timeouts). */
   readonly dispatcher?: Dispatcher
-  /** Fastify's `logger` option: `false`, options for pino, or a pino instance (`loggerInstance`). */
+  /** Replaces cms-shield's logger options altogether (`false` for silence); redaction is then yours. */
   readonly logger?: FastifyServerOptions['logger']
+  /** Where cms-shield's own log lines go (tests capture them); default stdout. */
+  readonly logStream?: { write(line: string): void }
   readonly now?: () => number
   readonly random?: () => number
   readonly timers?: Timers
@@ -61,6 +67,9 @@ export interface Shield {
   readonly cluster: ClusterCoordinator | undefined
   /** Where PURGE and webhook calls go: this instance's sync, or the one that syncs. */
   requestRefresh(request: RefreshRequest): void
+  /** What happens, for metrics and logs. */
+  readonly events: ShieldEvents
+  readonly memoryTier: MemoryStore
 }
 
 declare module 'fastify' {
@@ -80,8 +89,12 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const now = deps.now ?? Date.now
   const random = deps.random ?? Math.random
   const timers = deps.timers ?? defaultTimers
+  const events = createShieldEvents()
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    logger: deps.logger ?? (deps.logStream ? { ...loggerOptions(config), stream: deps.logStream } : loggerOptions(config)),
+    // `X-Request-Id` is honoured when it looks like one, generated otherwise, and sent back.
+    requestIdHeader: false,
+    genReqId: (request) => requestIdFrom(request.headers['x-request-id']),
     // One line per request from the onResponse hook below, instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: {
@@ -107,6 +120,9 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     logger: app.log,
     random,
     now,
+    onAttempt: (attempt) => {
+      if (events.listens('upstream')) events.emit('upstream', { kind: upstreamKind(attempt.path), status: attempt.status, durationMs: attempt.durationMs })
+    },
   })
   const wagtail = createWagtailClient({ http })
   const rewriteUrl = createUrlRewriter({ baseUrl: config.baseUrl, upstreamPathPrefix: new URL(config.upstreamUrl).pathname })
@@ -147,8 +163,25 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     now,
     random,
     timers,
+    onSyncEnd: (result) => {
+      events.emit('sync', {
+        mode: result.mode,
+        result: !result.ok ? 'failed' : result.changed ? 'changed' : 'unchanged',
+        durationMs: result.durationMs,
+        detailsFetched: result.ok ? result.detailsFetched : 0,
+        pages: result.ok ? result.pages : 0,
+      })
+    },
     onSnapshot: (snapshot, previous, source) => {
-      logTreeChange(app.log, diffSnapshots(previous, snapshot), snapshot, source)
+      const change = diffSnapshots(previous, snapshot)
+      logTreeChange(app.log, change, snapshot, source)
+      events.emit('snapshot', {
+        version: snapshot.version,
+        pages: snapshot.pages.length,
+        syncedAt: snapshot.syncedAt,
+        source,
+        changedPages: change.added.length + change.removed.length + new Set([...change.changed, ...change.moved]).size,
+      })
       // Only what this instance synced is stored and announced; the others' is already in Redis.
       if (source === 'sync' && persistence) {
         void persistence.save(snapshot).then(() => cluster?.announce(snapshot))
@@ -179,15 +212,16 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     ? undefined
     : createSnapshotPersistence({ targets, upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl, logger: app.log, now })
 
-  const cluster = shared ? createCluster(config, shared, sync, app.log, now, timers) : undefined
+  const cluster = shared ? createCluster(config, shared, sync, app.log, now, timers, events) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
-  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh })
+  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh, events, memoryTier })
 
   // The API takes no bodies: accept any content type (so a POST gets DRF's 405, not a 415) and drop it.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, _body, done) => done(null, undefined))
 
+  await registerLoadShedding(app, config, (reason) => app.log.debug({ reason }, 'load shed: 503'))
   registerPagesRoutes(app, pages)
   const purgeAllow = parseCidrList(config.purgeAllow)
   registerPurgeRoute(app, {
@@ -196,8 +230,11 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     // The config was validated at load: the list parses.
     access: createPurgeAccess({ allow: purgeAllow.ok ? purgeAllow.list : NOBODY, ...(config.purgeToken ? { token: config.purgeToken } : {}) }),
     logger: app.log,
+    onPurge: (result, target) => events.emit('purge', { result, target }),
   })
-  if (config.refreshToken !== undefined) registerRefreshWebhook(app, { token: config.refreshToken, requestRefresh, logger: app.log })
+  if (config.refreshToken !== undefined) {
+    registerRefreshWebhook(app, { token: config.refreshToken, requestRefresh, logger: app.log, onWebhook: (result) => events.emit('webhook', { result }) })
+  }
   registerHealthRoutes(app, {
     sync,
     now,
@@ -221,8 +258,28 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     return sendAnswer(reply, proxyFailureAnswer(status, error instanceof Error ? error.message : "bad request"))
   })
 
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header('x-request-id', request.id)
+    done()
+  })
+  // Once closing, a request still in flight gets `Connection: close`: the server closed its idle
+  // connections when closing began, and a kept-alive one would otherwise hold the exit back.
+  let closing = false
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) reply.header('connection', 'close')
+    done(null, payload)
+  })
+  // One line and one event per request; the request id is on the line (pino's `reqId`).
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+    const route = routeOf(request.method, request.url)
+    const cache = cacheOutcomeOf(reply.getHeader('cache-status'))
+    const durationMs = reply.elapsedTime
+    request.log.info({ method: request.method, url: request.url, route, statusCode: reply.statusCode, cache, ms: Math.round(durationMs) }, 'request')
+    events.emit('request', { route, method: request.method, status: reply.statusCode, cache, durationMs })
     done()
   })
   app.addHook('onReady', async () => {
@@ -249,7 +306,9 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
 }
 
 /** The lease, the channel and the follower's loading of the shared snapshot. */
-function createCluster(config: Config, shared: SharedTier, sync: SyncService, logger: FastifyBaseLogger, now: () => number, timers: Timers): ClusterCoordinator {
+function createCluster(
+  config: Config, shared: SharedTier, sync: SyncService, logger: FastifyBaseLogger, now: () => number, timers: Timers, events: ShieldEvents,
+): ClusterCoordinator {
   const origin = { upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl }
   const lease = createLeaderLease({
     redis: shared.client,
@@ -260,7 +319,10 @@ function createCluster(config: Config, shared: SharedTier, sync: SyncService, lo
     now,
     timers,
     logger,
-    onRoleChange: (role) => followRole(sync, role, logger),
+    onRoleChange: (role) => {
+      followRole(sync, role, logger)
+      events.emit('role', { role })
+    },
   })
   const channel = createClusterChannel({
     redis: shared.client,
@@ -311,4 +373,14 @@ function logTreeChange(logger: FastifyBaseLogger, change: TreeChange, snapshot: 
     },
     'snapshot: swapped in',
   )
+}
+
+/** The kind of CMS request, from its path: a bounded label for metrics. */
+function upstreamKind(path: string): UpstreamKind {
+  const at = path.indexOf(PAGES_API_PATH)
+  if (at < 0) return 'other'
+  const rest = path.slice(at + PAGES_API_PATH.length).split('?')[0]!
+  if (rest === '') return 'list'
+  if (rest === 'find/') return 'find'
+  return /^[0-9]+\/$/.test(rest) ? 'detail' : 'other'
 }

@@ -1,7 +1,8 @@
 /**
- * Process entry: read the configuration, build the app, listen, and close cleanly on SIGTERM/SIGINT.
+ * Process entry: read the configuration, build the app, listen, and close gracefully on SIGTERM/SIGINT.
  * @module
  */
+import closeWithGrace from 'close-with-grace'
 import { buildApp } from './app.js'
 import { isProxyError } from './errors.js'
 import { describeConfig, loadConfig } from './config/load-config.js'
@@ -19,21 +20,15 @@ async function main(): Promise<void> {
   }
   const app = await buildApp(config)
   app.log.info({ config: describeConfig(config) }, 'starting')
-  let closing = false
-  const close = (signal: string) => {
-    if (closing) return
-    closing = true
-    app.log.info({ signal }, 'shutting down')
-    app.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        app.log.error({ err: error }, 'shutdown failed')
-        process.exit(1)
-      },
-    )
-  }
-  process.once('SIGTERM', () => close('SIGTERM'))
-  process.once('SIGINT', () => close('SIGINT'))
+  // On SIGTERM/SIGINT: stop accepting, let requests in flight finish, stop the sync, release the
+  // lease, close Redis (app.close runs every onClose hook), then exit 0; exit 1 if that takes
+  // longer than SHUTDOWN_TIMEOUT, or on an uncaught error.
+  closeWithGrace({ delay: config.shutdownTimeoutMs, logger: { error: (message: unknown) => app.log.error({ detail: message }, 'shutdown') } }, async ({ signal, err }) => {
+    if (err) app.log.error({ err }, 'shutting down after an uncaught error')
+    else app.log.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down')
+    await app.close()
+    app.log.info({}, 'shut down')
+  })
   await app.listen({ port: config.port, host: config.host })
 }
 

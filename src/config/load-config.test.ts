@@ -26,6 +26,9 @@ describe('loadConfig', () => {
       port: 8080,
       host: '0.0.0.0',
       logLevel: 'info',
+      logPretty: false,
+      shutdownTimeoutMs: 10_000,
+      loadShedEventLoopDelayMs: 1000,
       syncIntervalMs: 60_000,
       syncConcurrency: 8,
       syncRetryMaxMs: 300_000,
@@ -153,6 +156,13 @@ describe('describeConfig', () => {
   it('returns every key of the config for logging', () => {
     const config = loadConfig(REQUIRED)
     expect(describeConfig(config)).toEqual({ ...config })
+  })
+
+  it('keeps a password in REDIS_URL, and the tokens, out of the log line', () => {
+    const config = loadConfig({ ...REQUIRED, REDIS_URL: 'redis://user:s3cret@redis:6379/0', PURGE_TOKEN: 'purge-token-0123456789', REFRESH_TOKEN: 'refresh-token-0123456789' })
+    const described = JSON.stringify(describeConfig(config))
+    expect(described).toContain('redis://[redacted]@redis:6379/0')
+    for (const secret of ['s3cret', 'purge-token-0123456789', 'refresh-token-0123456789']) expect(described).not.toContain(secret)
   })
 
   it('redacts the Redis password and refuses two ways to reach Redis at once', () => {

@@ -85,7 +85,9 @@ export function describeConfig(config: Config): Readonly<Record<string, unknown>
   const out: Record<string, unknown> = {}
   for (const [key, variable] of variables()) {
     if (config[key] === undefined) continue
-    out[key] = variable.secret === true ? REDACTED : config[key]
+    const value = config[key]
+    // A Redis URL may carry a password (`redis://:secret@host`): keep the address, drop the secret.
+    out[key] = variable.secret === true ? REDACTED : typeof value === 'string' ? value.replace(/\/\/[^@/]*@/, `//${REDACTED}@`) : value
   }
   return Object.freeze(out)
 }

@@ -18,6 +18,10 @@ export interface Config {
   readonly port: number
   readonly host: string
   readonly logLevel: LogLevel
+  readonly logPretty: boolean
+  readonly shutdownTimeoutMs: number
+  readonly loadShedEventLoopDelayMs: number
+  readonly loadShedHeapUsedBytes: number | undefined
   readonly syncIntervalMs: number
   readonly syncConcurrency: number
   readonly syncRetryMaxMs: number
@@ -103,6 +107,22 @@ export const schema = {
   port: { name: 'PORT', kind: 'int', default: '8080', min: 0, max: 65_535, doc: 'TCP port to listen on (0 picks a free one).' },
   host: { name: 'HOST', kind: 'string', default: '0.0.0.0', doc: 'Address to listen on.' },
   logLevel: { name: 'LOG_LEVEL', kind: 'enum', default: 'info', values: LOG_LEVELS, doc: 'Least severe log level written.' },
+  logPretty: {
+    name: 'LOG_PRETTY', kind: 'bool', default: 'false',
+    doc: 'Human-readable colored logs (pino-pretty, a development dependency) instead of one JSON object per line.',
+  },
+  shutdownTimeoutMs: {
+    name: 'SHUTDOWN_TIMEOUT', kind: 'duration', default: '10s', min: 100, max: 10 * 60 * SECOND,
+    doc: 'On SIGTERM, how long requests in flight may take to finish (the sync stops, the lease is released, Redis closes) before the process exits anyway.',
+  },
+  loadShedEventLoopDelayMs: {
+    name: 'LOAD_SHED_EVENT_LOOP_DELAY', kind: 'duration', default: '1s', min: 0,
+    doc: 'Answer 503 with Retry-After while the event loop lags more than this (0: never).',
+  },
+  loadShedHeapUsedBytes: {
+    name: 'LOAD_SHED_HEAP_USED', kind: 'bytes', optional: true, example: '1gb', min: 1024 * 1024,
+    doc: "Answer 503 with Retry-After while the V8 heap in use is above this. Unset: 90% of V8's heap limit.",
+  },
   syncIntervalMs: {
     name: 'SYNC_INTERVAL', kind: 'duration', default: '60s', min: SECOND,
     doc: 'Time between two syncs of the page tree from the CMS.',

@@ -54,6 +54,15 @@ export interface HttpClientOptions {
   /** Clock for HTTP-date `Retry-After` values. */
   now?: () => number
   userAgent?: string
+  /** Called after every attempt (retries count separately), for metrics: the path, and the status or why there is none. */
+  onAttempt?: (attempt: AttemptReport) => void
+}
+
+export interface AttemptReport {
+  /** The request path (prefix included) and query. */
+  readonly path: string
+  readonly status: number | 'error' | 'timeout'
+  readonly durationMs: number
 }
 
 export interface HttpClient {
@@ -107,6 +116,20 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   let closing: Promise<void> | undefined
 
   async function attemptOnce(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
+    if (!options.onAttempt) return attemptUnreported(path, accept, signal, retryIndex)
+    const started = performance.now()
+    const report = options.onAttempt
+    try {
+      const outcome = await attemptUnreported(path, accept, signal, retryIndex)
+      report({ path, status: outcome.kind === 'response' ? outcome.response.status : outcome.status, durationMs: performance.now() - started })
+      return outcome
+    } catch (error) {
+      if (!isAborted(signal)) report({ path, status: isProxyError(error, 'UPSTREAM_TIMEOUT') ? 'timeout' : 'error', durationMs: performance.now() - started })
+      throw error
+    }
+  }
+
+  async function attemptUnreported(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
     // undici's headersTimeout/bodyTimeout measure idle gaps, not the whole transfer; a CMS that
     // trickles a byte a second would never trip them. This controller is the real deadline.
     const controller = new AbortController()

@@ -31,6 +31,12 @@ export function siteUrlsFor(options: Pick<FakeWagtailOptions, 'siteUrl' | 'apiBa
   return { siteUrl, detailBase: options.apiBaseUrl ? schemeAndNetloc(options.apiBaseUrl) : siteUrl }
 }
 
+/** The host to put in `url`: a wildcard address accepts loopback connections, and a client cannot dial it. */
+function urlHost(host: string | undefined): string {
+  if (host === undefined || host === '' || host === '0.0.0.0' || host === '::') return '127.0.0.1'
+  return host.includes(':') ? `[${host}]` : host
+}
+
 function zeroHits(): HitCounters {
   return { total: 0, list: 0, detail: 0, find: 0, other: 0 }
 }
@@ -111,7 +117,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(options.port ?? 0, '127.0.0.1', () => {
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
       server.off('error', reject)
       resolve()
     })
@@ -120,7 +126,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
   if (address === null || typeof address === 'string') throw new Error('fake-wagtail: no TCP address')
 
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: `http://${urlHost(options.host)}:${address.port}`,
     hits,
     requests,
     resetHits() {

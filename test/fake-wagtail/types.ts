@@ -51,8 +51,13 @@ export interface FakeWagtailOptions {
   version?: WagtailVersion
   /** Delay before every answer, in milliseconds. */
   latencyMs?: number
-  /** Port to listen on (default 0 = any free port); the host is always 127.0.0.1. */
+  /** Port to listen on (default 0 = any free port). */
   port?: number
+  /**
+   * Address to listen on (default `'127.0.0.1'`: tests never expose the fake). `scripts/fake-cms.ts` passes
+   * `'0.0.0.0'` so another container can reach it; `url` then still names 127.0.0.1.
+   */
+  host?: string
   /** Record every request in `requests` (default true; benchmarks may turn it off to save memory). */
   recordRequests?: boolean
 }
@@ -107,7 +112,7 @@ export type Fault =
   | { type: 'json'; status: number; body: unknown }
 
 export interface FakeWagtail {
-  /** `'http://127.0.0.1:<port>'` */
+  /** `'http://127.0.0.1:<port>'`, or the `host` option's address when it names one (not a wildcard). */
   readonly url: string
   /** Live counters (the same object is updated in place). */
   readonly hits: HitCounters

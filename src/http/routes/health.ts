@@ -36,6 +36,9 @@ export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, r
             ageSeconds: Math.max(0, Math.round((now() - (status.lastSuccessAt ?? snapshot.syncedAt)) / 1000)),
           }
         : null,
+      // Did the CMS answer this instance's last sync? `unknown` before any, and on an instance
+      // that follows another's syncs (see `sync.role`).
+      cms: status.consecutiveFailures > 0 ? 'failing' : status.lastSuccessAt !== undefined ? 'ok' : 'unknown',
       sync: {
         // Without Redis every instance syncs for itself.
         role: role?.() ?? 'single',

@@ -1,0 +1,44 @@
+/**
+ * Logging: pino, one JSON object per line (or pino-pretty with LOG_PRETTY), one line per request
+ * carrying its request id, and secrets never written. Redaction is by path, as pino does it, so a
+ * header or setting holding a secret is replaced wherever a log call passes it; describeConfig
+ * already leaves secret variables out of the start-up line.
+ * @module
+ */
+import { randomUUID } from 'node:crypto'
+import type { LoggerOptions } from 'pino'
+import type { Config } from '../config/load-config.js'
+
+/** Paths pino replaces with `[redacted]`, wherever a header object or a setting is logged. */
+export const REDACTED_PATHS: readonly string[] = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-purge-token"]',
+  'headers.authorization',
+  'headers.cookie',
+  'headers["x-purge-token"]',
+  'res.headers["set-cookie"]',
+  'config.redisPassword',
+  'config.purgeToken',
+  'config.refreshToken',
+  'password',
+  '*.password',
+]
+
+export function loggerOptions(config: Pick<Config, 'logLevel' | 'logPretty'>): LoggerOptions {
+  return {
+    level: config.logLevel,
+    redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' },
+    ...(config.logPretty
+      ? { transport: { target: 'pino-pretty', options: { ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' } } }
+      : {}),
+  }
+}
+
+/** What an incoming `X-Request-Id` may look like to be kept: short, and nothing a log viewer could misread. */
+const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
+
+/** The caller's request id when it is sane, else a fresh one; the id goes back in the response. */
+export function requestIdFrom(header: string | string[] | undefined): string {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID()
+}

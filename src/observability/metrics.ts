@@ -1,0 +1,420 @@
+/**
+ * Prometheus metrics for cms-shield, fed by events (`shield-events.ts`, each cache tier's
+ * `store-events.ts`) and by sources read at scrape time (the snapshot, the tiers' sizes, Redis,
+ * the sync role). Nothing in the core calls into this module: it subscribes, counts, and renders.
+ *
+ * Each `createMetrics()` owns its own prom-client `Registry` (never the global one), so several
+ * apps in one process — the test suites run many — never share or collide on a metric.
+ *
+ * Label values are bounded by construction: routes, cache outcomes, kinds, modes and reasons are
+ * closed sets, methods and statuses are folded into known values, and no URL, page id, cache key
+ * or query ever becomes a label.
+ *
+ * Gauges that describe the present (snapshot, cache sizes, Redis, role) are read from their
+ * sources when scraped, not kept up to date by events, so they cannot drift from what is served;
+ * a source that has nothing to say (no snapshot loaded yet) leaves its series absent, not 0.
+ *
+ * Redis errors are not a separate metric: `cms_shield_cache_errors_total{tier="redis"}` counts
+ * every failed, timed-out or undecodable command of the Redis cache tier.
+ * @module
+ */
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type GaugeConfiguration,
+} from 'prom-client'
+import type { StoreEvents } from '../cache/stores/store-events.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import type { CacheOutcome, RouteName, ShieldEvents, UpstreamKind } from './shield-events.js'
+
+export const METRIC_PREFIX = 'cms_shield_'
+
+export type TierName = 'memory' | 'redis'
+export type Role = 'leader' | 'follower' | 'standalone'
+
+export interface MetricsTier {
+  readonly name: TierName
+  readonly events: StoreEvents
+  /** Entries the tier holds now (the memory store's `entries`). */
+  readonly entries?: () => number
+  /** Bytes the tier holds now (the memory store's `bytes`). */
+  readonly bytes?: () => number
+}
+
+export interface MetricsSources {
+  readonly events: ShieldEvents
+  readonly tiers: ReadonlyArray<MetricsTier>
+  readonly snapshot: () => Snapshot | undefined
+  /** Only with Redis configured; without it `redis_up` is not exposed. */
+  readonly redis?: { up(): boolean }
+  /** Only with Redis configured; without it `role` and `leader` are not exposed. */
+  readonly role?: () => Role
+  /** Milliseconds since the epoch (the app's injected clock). */
+  readonly now: () => number
+}
+
+export interface Metrics {
+  readonly registry: Registry
+  /** The `Content-Type` of `render()`'s text. */
+  readonly contentType: string
+  /** The Prometheus text exposition of every metric, sources read now. */
+  render(): Promise<string>
+  /** Unsubscribes from every hub; the counters keep their values but stop moving. */
+  close(): void
+}
+
+/** Answers from the snapshot or from memory take well under a millisecond; a CMS round trip up to the timeout. */
+export const HTTP_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
+export const CMS_DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+export const SYNC_DURATION_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600]
+
+const ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['list', 'detail', 'find', 'purge', 'refresh', 'healthz', 'readyz', 'metrics', 'other'])
+const CACHE_OUTCOMES: ReadonlySet<CacheOutcome> = new Set<CacheOutcome>(['snapshot', 'hit', 'miss', 'coalesced', 'stale', 'stale-error', 'none'])
+const UPSTREAM_KINDS: ReadonlySet<UpstreamKind> = new Set<UpstreamKind>(['list', 'detail', 'find', 'other'])
+/** Methods worth a series of their own; anything else a client invents is `other`. */
+const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE', 'PURGE'])
+const ROLES: readonly Role[] = ['leader', 'follower', 'standalone']
+const SYNC_MODES = ['full', 'incremental'] as const
+const SYNC_RESULTS = ['changed', 'unchanged', 'failed'] as const
+const SNAPSHOT_SOURCES = ['sync', 'storage', 'peer'] as const
+const STALE_REASONS = { stale: 'revalidating', 'stale-error': 'cms-error' } as const
+const MISS_REASONS = ['absent', 'expired', 'error'] as const
+const EVICT_REASONS = ['size', 'expired'] as const
+const STORE_OPERATIONS = ['get', 'set', 'delete'] as const
+const PURGE_RESULTS = ['accepted', 'refused'] as const
+const PURGE_TARGETS = ['page', 'listing', 'unknown'] as const
+const WEBHOOK_RESULTS = ['accepted', 'unauthorized', 'bad-request'] as const
+
+type Labels<T extends string> = Partial<Record<T, string>>
+type Sample<T extends string> = readonly [labels: Labels<T>, value: number]
+
+/**
+ * A gauge whose samples are read from a source each time it is scraped (prom-client calls `get()`
+ * once per scrape). Unlike a `collect()` that sets values, it can expose no sample at all — an
+ * unlabelled prom-client gauge otherwise always shows 0 — and never keeps a label set the source
+ * no longer reports. A source that throws leaves its series absent from that scrape (and is reported
+ * as a process warning), so one broken source never costs the other metrics.
+ */
+class ScrapedGauge<T extends string> extends Gauge<T> {
+  readonly #read: () => Iterable<Sample<T>>
+
+  constructor(configuration: GaugeConfiguration<T>, read: () => Iterable<Sample<T>>) {
+    super(configuration)
+    this.#read = read
+  }
+
+  override async get(): Promise<Awaited<ReturnType<Gauge<T>['get']>>> {
+    const metric = await super.get()
+    const values = []
+    try {
+      for (const [labels, value] of this.#read()) values.push({ labels, value })
+    } catch (error) {
+      // One source that throws must not fail the whole scrape: its series are absent this time.
+      process.emitWarning(`metric ${metric.name} could not be read: ${String(error)}`, 'MetricsSourceWarning')
+      values.length = 0
+    }
+    return { ...metric, values }
+  }
+}
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const names = new Set<TierName>()
+  for (const tier of sources.tiers) {
+    if (names.has(tier.name)) throw new TypeError(`expected one cache tier per name, got '${tier.name}' twice`)
+    names.add(tier.name)
+  }
+
+  const registry = new Registry()
+  const registers = [registry]
+  const name = (suffix: string) => METRIC_PREFIX + suffix
+  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX })
+
+  // HTTP
+  const httpRequests = new Counter({
+    name: name('http_requests_total'),
+    help: 'HTTP requests answered, by route, method, status code and where the answer came from (cache).',
+    labelNames: ['route', 'method', 'status', 'cache'] as const,
+    registers,
+  })
+  const httpDuration = new Histogram({
+    name: name('http_request_duration_seconds'),
+    help: 'Time from receiving an HTTP request to sending its response, by route and cache outcome.',
+    labelNames: ['route', 'cache'] as const,
+    buckets: [...HTTP_DURATION_BUCKETS],
+    registers,
+  })
+  const staleResponses = new Counter({
+    name: name('stale_responses_total'),
+    help: 'Read-through answers served past their freshness: revalidating (a refresh runs) or cms-error (the CMS failed).',
+    labelNames: ['reason'] as const,
+    registers,
+  })
+
+  // CMS
+  const cmsRequests = new Counter({
+    name: name('cms_requests_total'),
+    help: 'Requests made to the CMS (each retry counts), by kind and status code, or error / timeout.',
+    labelNames: ['kind', 'status'] as const,
+    registers,
+  })
+  const cmsDuration = new Histogram({
+    name: name('cms_request_duration_seconds'),
+    help: 'Duration of each request to the CMS, headers and whole body, by kind.',
+    labelNames: ['kind'] as const,
+    buckets: [...CMS_DURATION_BUCKETS],
+    registers,
+  })
+
+  // Sync
+  const syncRuns = new Counter({
+    name: name('sync_runs_total'),
+    help: 'Syncs of the page tree run by this instance, by mode and result (changed, unchanged, failed).',
+    labelNames: ['mode', 'result'] as const,
+    registers,
+  })
+  const syncDuration = new Histogram({
+    name: name('sync_duration_seconds'),
+    help: 'Duration of each sync, whatever its result, by mode.',
+    labelNames: ['mode'] as const,
+    buckets: [...SYNC_DURATION_BUCKETS],
+    registers,
+  })
+  const syncDetails = new Counter({
+    name: name('sync_details_fetched_total'),
+    help: 'Page details fetched from the CMS by syncs, by mode.',
+    labelNames: ['mode'] as const,
+    registers,
+  })
+  const syncPagesChanged = new Counter({
+    name: name('sync_pages_changed_total'),
+    help: 'Pages added, removed or changed by the snapshots this instance synced.',
+    registers,
+  })
+  let lastSyncSuccessAt: number | undefined
+  new ScrapedGauge(
+    {
+      name: name('sync_last_success_timestamp_seconds'),
+      help: 'When this instance last finished a sync that succeeded (changed or not), in seconds since the epoch; absent before the first.',
+      registers,
+    },
+    () => (lastSyncSuccessAt === undefined ? [] : [[{}, lastSyncSuccessAt / 1000]]),
+  )
+
+  // Snapshot
+  const snapshotSwaps = new Counter({
+    name: name('snapshot_swaps_total'),
+    help: 'Snapshots swapped in, by source: sync (synced here), storage (warm start) or peer (the syncing instance).',
+    labelNames: ['source'] as const,
+    registers,
+  })
+  const snapshotGauge = (suffix: string, help: string, read: (snapshot: Snapshot) => number) =>
+    new ScrapedGauge({ name: name(suffix), help, registers }, () => {
+      const snapshot = sources.snapshot()
+      return snapshot === undefined ? [] : [[{}, read(snapshot)]]
+    })
+  snapshotGauge('snapshot_version', 'Version of the snapshot served (one more per swap); absent before the first.', (s) => s.version)
+  snapshotGauge('snapshot_pages', 'Pages in the snapshot served; absent before the first.', (s) => s.pages.length)
+  snapshotGauge(
+    'snapshot_synced_timestamp_seconds',
+    'When the sync that built the snapshot served finished, in seconds since the epoch; absent before the first.',
+    (s) => s.syncedAt / 1000,
+  )
+  snapshotGauge(
+    'snapshot_age_seconds',
+    'Seconds since the sync that built the snapshot served (a sync that changes nothing keeps it, so this grows while the CMS is quiet); absent before the first.',
+    (s) => Math.max(0, sources.now() - s.syncedAt) / 1000,
+  )
+
+  // Cache tiers
+  const cacheHits = new Counter({
+    name: name('cache_hits_total'),
+    help: 'Read-through cache lookups that found a live entry, by tier.',
+    labelNames: ['tier'] as const,
+    registers,
+  })
+  const cacheMisses = new Counter({
+    name: name('cache_misses_total'),
+    help: 'Read-through cache lookups that found nothing usable, by tier and reason (absent, expired, error).',
+    labelNames: ['tier', 'reason'] as const,
+    registers,
+  })
+  const cacheEvictions = new Counter({
+    name: name('cache_evictions_total'),
+    help: 'Entries dropped by a cache tier, by reason: size (least recently used, over the byte bound) or expired.',
+    labelNames: ['tier', 'reason'] as const,
+    registers,
+  })
+  const cacheErrors = new Counter({
+    name: name('cache_errors_total'),
+    help: 'Cache tier commands that failed, timed out or read bytes that are not an entry (answered as a miss / no-op), by tier, operation and timed_out.',
+    labelNames: ['tier', 'operation', 'timed_out'] as const,
+    registers,
+  })
+  new ScrapedGauge(
+    {
+      name: name('cache_entries'),
+      help: 'Entries a cache tier holds, expired ones not yet dropped included (tiers that can tell).',
+      labelNames: ['tier'] as const,
+      registers,
+    },
+    () => tierSamples((tier) => tier.entries),
+  )
+  new ScrapedGauge(
+    {
+      name: name('cache_bytes'),
+      help: 'Bytes a cache tier holds, counted against its bound (tiers that can tell).',
+      labelNames: ['tier'] as const,
+      registers,
+    },
+    () => tierSamples((tier) => tier.bytes),
+  )
+  function tierSamples(pick: (tier: MetricsTier) => (() => number) | undefined): Sample<'tier'>[] {
+    const samples: Sample<'tier'>[] = []
+    for (const tier of sources.tiers) {
+      const read = pick(tier)
+      if (read) samples.push([{ tier: tier.name }, read()])
+    }
+    return samples
+  }
+
+  // Redis and the cluster
+  const { redis, role } = sources
+  if (redis) {
+    new ScrapedGauge(
+      { name: name('redis_up'), help: 'Whether Redis can be reached now (1) or not (0).', registers },
+      () => [[{}, redis.up() ? 1 : 0]],
+    )
+  }
+  const roleChanges = new Counter({
+    name: name('role_changes_total'),
+    help: "Times this instance's part in syncing changed, by the role it took (with Redis only).",
+    labelNames: ['role'] as const,
+    registers,
+  })
+  if (role) {
+    new ScrapedGauge(
+      {
+        name: name('role'),
+        help: "This instance's part in syncing: 1 for its current role (leader, follower, standalone), 0 for the others.",
+        labelNames: ['role'] as const,
+        registers,
+      },
+      () => {
+        const current = role()
+        return ROLES.map((each): Sample<'role'> => [{ role: each }, each === current ? 1 : 0])
+      },
+    )
+    new ScrapedGauge(
+      { name: name('leader'), help: 'Whether this instance holds the sync lease (1) or not (0).', registers },
+      () => [[{}, role() === 'leader' ? 1 : 0]],
+    )
+  }
+
+  // Refresh calls
+  const purgeRequests = new Counter({
+    name: name('purge_requests_total'),
+    help: 'PURGE requests, by result (accepted, refused) and target (page, listing, unknown).',
+    labelNames: ['result', 'target'] as const,
+    registers,
+  })
+  const webhookRequests = new Counter({
+    name: name('webhook_requests_total'),
+    help: 'Calls of the refresh webhook, by result (accepted, unauthorized, bad-request).',
+    labelNames: ['result'] as const,
+    registers,
+  })
+
+  // Every series of a closed label set starts at 0, so rate() and increase() see its first event.
+  for (const mode of SYNC_MODES) {
+    for (const result of SYNC_RESULTS) syncRuns.inc({ mode, result }, 0)
+    syncDetails.inc({ mode }, 0)
+  }
+  syncPagesChanged.inc(0)
+  for (const source of SNAPSHOT_SOURCES) snapshotSwaps.inc({ source }, 0)
+  for (const reason of Object.values(STALE_REASONS)) staleResponses.inc({ reason }, 0)
+  for (const result of PURGE_RESULTS) for (const target of PURGE_TARGETS) purgeRequests.inc({ result, target }, 0)
+  for (const result of WEBHOOK_RESULTS) webhookRequests.inc({ result }, 0)
+  if (role) for (const each of ROLES) roleChanges.inc({ role: each }, 0)
+
+  const unsubscribers: Array<() => void> = []
+  const { events } = sources
+
+  unsubscribers.push(
+    events.on('request', ({ route, method, status, cache, durationMs }) => {
+      const routeLabel = oneOf(route, ROUTES, 'other')
+      const cacheLabel = oneOf(cache, CACHE_OUTCOMES, 'none')
+      httpRequests.inc({ route: routeLabel, method: methodLabel(method), status: statusLabel(status, 'other'), cache: cacheLabel })
+      observe(httpDuration, { route: routeLabel, cache: cacheLabel }, durationMs)
+      if (cache === 'stale' || cache === 'stale-error') staleResponses.inc({ reason: STALE_REASONS[cache] })
+    }),
+    events.on('upstream', ({ kind, status, durationMs }) => {
+      const kindLabel = oneOf(kind, UPSTREAM_KINDS, 'other')
+      cmsRequests.inc({ kind: kindLabel, status: status === 'timeout' ? 'timeout' : statusLabel(status, 'error') })
+      observe(cmsDuration, { kind: kindLabel }, durationMs)
+    }),
+    events.on('sync', ({ mode, result, durationMs, detailsFetched }) => {
+      syncRuns.inc({ mode, result })
+      observe(syncDuration, { mode }, durationMs)
+      if (isCount(detailsFetched)) syncDetails.inc({ mode }, detailsFetched)
+      if (result !== 'failed') lastSyncSuccessAt = sources.now()
+    }),
+    events.on('snapshot', ({ source, changedPages }) => {
+      snapshotSwaps.inc({ source })
+      if (source === 'sync' && isCount(changedPages)) syncPagesChanged.inc(changedPages)
+    }),
+    events.on('role', ({ role: taken }) => roleChanges.inc({ role: taken })),
+    events.on('purge', ({ result, target }) => purgeRequests.inc({ result, target })),
+    events.on('webhook', ({ result }) => webhookRequests.inc({ result })),
+  )
+
+  for (const tier of sources.tiers) {
+    const labels = { tier: tier.name }
+    cacheHits.inc(labels, 0)
+    for (const reason of MISS_REASONS) cacheMisses.inc({ ...labels, reason }, 0)
+    for (const reason of EVICT_REASONS) cacheEvictions.inc({ ...labels, reason }, 0)
+    for (const operation of STORE_OPERATIONS) {
+      for (const timedOut of ['true', 'false']) cacheErrors.inc({ ...labels, operation, timed_out: timedOut }, 0)
+    }
+    unsubscribers.push(
+      tier.events.on('hit', () => cacheHits.inc(labels)),
+      tier.events.on('miss', ({ reason }) => cacheMisses.inc({ ...labels, reason })),
+      tier.events.on('evict', ({ reason }) => cacheEvictions.inc({ ...labels, reason })),
+      tier.events.on('error', ({ operation, timedOut }) => cacheErrors.inc({ ...labels, operation, timed_out: timedOut ? 'true' : 'false' })),
+    )
+  }
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    render: () => registry.metrics(),
+    close() {
+      for (const unsubscribe of unsubscribers.splice(0)) unsubscribe()
+    },
+  }
+}
+
+function oneOf<T extends string>(value: T, allowed: ReadonlySet<T>, fallback: T): T {
+  return allowed.has(value) ? value : fallback
+}
+
+function methodLabel(method: string): string {
+  const upper = method.toUpperCase()
+  return METHODS.has(upper) ? upper : 'other'
+}
+
+/** An HTTP status code as a label, or `fallback` for anything that is not one. */
+function statusLabel(status: unknown, fallback: string): string {
+  return typeof status === 'number' && Number.isInteger(status) && status >= 100 && status <= 599 ? String(status) : fallback
+}
+
+function isCount(value: number): boolean {
+  return Number.isFinite(value) && value >= 0
+}
+
+/** Observes milliseconds as seconds; a duration that is not a number (a clock gone wrong) is not observed. */
+function observe<T extends string>(histogram: Histogram<T>, labels: Labels<T>, durationMs: number): void {
+  if (Number.isFinite(durationMs)) histogram.observe(labels, Math.max(0, durationMs) / 1000)
+}

@@ -1,0 +1,58 @@
+/**
+ * What cms-shield reports as it runs: one hub per app (`app.shield.events`), fed by the HTTP
+ * layer, the CMS client, the sync and the cluster; read by metrics (`metrics.ts`) and logs.
+ * Cache tiers report through their own store events (`cache/stores/store-events.ts`).
+ * @module
+ */
+import { createEventHub, type EventHub } from './event-hub.js'
+
+/** Where an answer came from: the snapshot, the read-through cache (by outcome), or nowhere (errors, health). */
+export type CacheOutcome = 'snapshot' | 'hit' | 'miss' | 'coalesced' | 'stale' | 'stale-error' | 'none'
+
+export type RouteName = 'list' | 'detail' | 'find' | 'purge' | 'refresh' | 'healthz' | 'readyz' | 'metrics' | 'other'
+
+export type UpstreamKind = 'list' | 'detail' | 'find' | 'other'
+
+export interface ShieldEventMap {
+  /** One per HTTP request, when its response has been sent. */
+  readonly request: {
+    readonly route: RouteName
+    readonly method: string
+    readonly status: number
+    readonly cache: CacheOutcome
+    readonly durationMs: number
+  }
+  /** One per attempt at a CMS request (retries count separately). */
+  readonly upstream: {
+    readonly kind: UpstreamKind
+    /** The HTTP status, or `error` (network, reset, oversize) or `timeout`. */
+    readonly status: number | 'error' | 'timeout'
+    readonly durationMs: number
+  }
+  /** One per sync attempt. */
+  readonly sync: {
+    readonly mode: 'full' | 'incremental'
+    readonly result: 'changed' | 'unchanged' | 'failed'
+    readonly durationMs: number
+    readonly detailsFetched: number
+    readonly pages: number
+  }
+  /** A new snapshot is served (`sync`: this instance synced it; `peer`: loaded from the one that syncs). */
+  readonly snapshot: {
+    readonly version: number
+    readonly pages: number
+    readonly syncedAt: number
+    readonly source: 'sync' | 'storage' | 'peer'
+    readonly changedPages: number
+  }
+  readonly purge: { readonly result: 'accepted' | 'refused'; readonly target: 'page' | 'listing' | 'unknown' }
+  readonly webhook: { readonly result: 'accepted' | 'unauthorized' | 'bad-request' }
+  /** With Redis: this instance's part in syncing changed. */
+  readonly role: { readonly role: 'leader' | 'follower' | 'standalone' }
+}
+
+export type ShieldEvents = EventHub<ShieldEventMap>
+
+export function createShieldEvents(): ShieldEvents {
+  return createEventHub<ShieldEventMap>('cms-shield event')
+}
