@@ -11,6 +11,8 @@ import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
 import { createMemoryStore, type MemoryStore } from './cache/stores/memory-store.js'
 import { loggerOptions, requestIdFrom } from './observability/logging.js'
+import { createMetrics, type Metrics } from './observability/metrics.js'
+import { registerMetricsRoute } from './http/routes/metrics.js'
 import { cacheOutcomeOf, routeOf } from './observability/request-labels.js'
 import { createShieldEvents, type ShieldEvents, type UpstreamKind } from './observability/shield-events.js'
 import { createSharedTier, type SharedTier } from './cache/shared-tier.js'
@@ -70,6 +72,7 @@ export interface Shield {
   /** What happens, for metrics and logs. */
   readonly events: ShieldEvents
   readonly memoryTier: MemoryStore
+  readonly metrics: Metrics
 }
 
 declare module 'fastify' {
@@ -215,7 +218,20 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const cluster = shared ? createCluster(config, shared, sync, app.log, now, timers, events) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
-  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh, events, memoryTier })
+  // Metrics only listen: every number comes from an event or is read from its source at scrape.
+  const metrics = createMetrics({
+    events,
+    tiers: [
+      { name: 'memory', events: memoryTier, entries: () => memoryTier.entries, bytes: () => memoryTier.bytes },
+      ...(shared ? [{ name: 'redis' as const, events: shared.store }] : []),
+    ],
+    snapshot: () => sync.current,
+    ...(shared ? { redis: { up: () => shared.isUp() } } : {}),
+    ...(cluster ? { role: () => cluster.role } : {}),
+    now,
+  })
+
+  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh, events, memoryTier, metrics })
 
   // The API takes no bodies: accept any content type (so a POST gets DRF's 405, not a 415) and drop it.
   app.removeAllContentTypeParsers()
@@ -235,6 +251,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   if (config.refreshToken !== undefined) {
     registerRefreshWebhook(app, { token: config.refreshToken, requestRefresh, logger: app.log, onWebhook: (result) => events.emit('webhook', { result }) })
   }
+  registerMetricsRoute(app, metrics)
   registerHealthRoutes(app, {
     sync,
     now,
@@ -298,6 +315,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   app.addHook('onClose', async () => {
     // Release the lease first, so another instance takes over at its next tick.
     await cluster?.stop()
+    metrics.close()
     await sync.stop()
     await http.close()
     await shared?.close()
