@@ -164,7 +164,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     pending.all = false
     pending.any = false
     let mode: SyncMode = full ? 'full' : 'incremental'
-    options.logger.debug({ mode, requested: requested.size }, 'sync: started')
+    options.logger.info({ mode, requested: requested.size }, 'sync: started')
     try {
       // A full sync asks for the page size again (an operator may change WAGTAILAPI_LIMIT_MAX);
       // an incremental one reuses it, and learns it again only if the CMS refuses it.
