@@ -5,6 +5,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
 import { hostname } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Dispatcher } from 'undici'
@@ -34,6 +35,7 @@ import { parseCidrList, type AddressList } from './config/cidr.js'
 import { createPurgeAccess } from './http/purge-access.js'
 import { registerPurgeRoute } from './http/routes/purge.js'
 import { registerLoadShedding } from './http/load-shedding.js'
+import { createFastPath, type FastPath } from './http/fast-path.js'
 import { registerRefreshWebhook } from './http/routes/refresh-webhook.js'
 import { loadSnapshot } from './persist/snapshot-codec.js'
 import type { RefreshRequest } from './sync/refresh-request.js'
@@ -73,6 +75,8 @@ export interface Shield {
   readonly events: ShieldEvents
   readonly memoryTier: MemoryStore
   readonly metrics: Metrics
+  /** Requests the fast path answered before Fastify (0 with FAST_PATH=false). */
+  fastPathAnswered(): number
 }
 
 declare module 'fastify' {
@@ -93,7 +97,14 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const random = deps.random ?? Math.random
   const timers = deps.timers ?? defaultTimers
   const events = createShieldEvents()
+  // Bound once the pages service exists; until then (and with FAST_PATH=false) Fastify answers all.
+  let fastPath: FastPath | undefined
+  let closing = false
   const app = Fastify({
+    serverFactory: (handler, options) =>
+      createServer(options ?? {}, (req, res) => {
+        if (fastPath?.(req, res) !== true) handler(req, res)
+      }),
     logger: deps.logger ?? (deps.logStream ? { ...loggerOptions(config), stream: deps.logStream } : loggerOptions(config)),
     // `X-Request-Id` is honoured when it looks like one, generated otherwise, and sent back.
     requestIdHeader: false,
@@ -231,7 +242,26 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     now,
   })
 
-  app.decorate('shield', { config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh, events, memoryTier, metrics })
+  if (config.fastPath) {
+    fastPath = createFastPath({
+      pages,
+      snapshot: () => sync.current,
+      isUnderPressure: () => app.isUnderPressure(),
+      isClosing: () => closing,
+      requestId: requestIdFrom,
+      onAnswered: (answered) => {
+        const route = routeOf(answered.method, answered.url)
+        const cache = cacheOutcomeOf(answered.cacheStatus)
+        app.log.info({ reqId: answered.reqId, method: answered.method, url: answered.url, route, statusCode: answered.status, cache, ms: Math.round(answered.durationMs) }, 'request')
+        events.emit('request', { route, method: answered.method, status: answered.status, cache, durationMs: answered.durationMs })
+      },
+    })
+  }
+
+  app.decorate('shield', {
+    config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh, events, memoryTier, metrics,
+    fastPathAnswered: () => fastPath?.answered ?? 0,
+  })
 
   // The API takes no bodies: accept any content type (so a POST gets DRF's 405, not a 415) and drop it.
   app.removeAllContentTypeParsers()
@@ -281,7 +311,6 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   })
   // Once closing, a request still in flight gets `Connection: close`: the server closed its idle
   // connections when closing began, and a kept-alive one would otherwise hold the exit back.
-  let closing = false
   app.addHook('preClose', (done) => {
     closing = true
     done()

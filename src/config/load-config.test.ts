@@ -37,6 +37,7 @@ describe('loadConfig', () => {
       purgeAllow: '127.0.0.1/32,::1/128',
       leaderLeaseMs: 10_000,
       cacheTagHeaders: true,
+      fastPath: true,
       upstreamTimeoutMs: 10_000,
       upstreamConnections: 16,
       upstreamRetries: 2,

@@ -32,6 +32,7 @@ export interface Config {
   readonly refreshToken: string | undefined
   readonly leaderLeaseMs: number
   readonly cacheTagHeaders: boolean
+  readonly fastPath: boolean
   readonly upstreamTimeoutMs: number
   readonly upstreamConnections: number
   readonly upstreamRetries: number
@@ -162,6 +163,10 @@ export const schema = {
   cacheTagHeaders: {
     name: 'CACHE_TAG_HEADERS', kind: 'bool', default: 'true',
     doc: 'Send `Surrogate-Key` and `Cache-Tag` headers (page, parent, section) so a CDN in front can purge by the same keys.',
+  },
+  fastPath: {
+    name: 'FAST_PATH', kind: 'bool', default: 'true',
+    doc: 'Answer cached reads before Fastify routes them (same bytes and headers, logs and metrics); false sends every request through Fastify.',
   },
   upstreamTimeoutMs: {
     // undici reads a timeout of 0 as "no timeout", so 0 must not slip through.

@@ -19,6 +19,9 @@ import { PAGES_PATH, type PagesRequest, type PagesService } from '../pages-servi
 import { ifNoneMatchMatches } from '../validators.js'
 
 export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyReply {
+  // A 304 has no body (RFC 9110 §15.4.5): sending an empty Buffer would make Fastify add
+  // `Content-Type: application/octet-stream`.
+  if (answer.status === 304) return reply.code(304).headers(answer.headers).send()
   return reply.code(answer.status).headers(answer.headers).send(answer.body)
 }
 
@@ -45,21 +48,28 @@ export function isApiRoute(rawPath: string): boolean {
   return path !== undefined && path.startsWith(PAGES_PATH) && /^(?:[0-9]+\/|find\/)?$/.test(path.slice(PAGES_PATH.length))
 }
 
+const notModified = new WeakMap<HttpAnswer, HttpAnswer>()
+
+/**
+ * RFC 9110 §13.1.2: when the client's copy is current, send the validators, not the body. Shared
+ * by the Fastify routes and the fast path (`fast-path.ts`), so both answer a request alike.
+ */
+export function conditionalAnswer(answer: HttpAnswer, ifNoneMatch: string | undefined): HttpAnswer {
+  const etag = answer.status === 200 ? answer.headers['etag'] : undefined
+  if (etag === undefined || ifNoneMatch === undefined || !ifNoneMatchMatches(ifNoneMatch, etag)) return answer
+  let answer304 = notModified.get(answer)
+  if (!answer304) notModified.set(answer, (answer304 = notModifiedAnswer(answer)))
+  return answer304
+}
+
 /** GET and HEAD run the view (Node drops a HEAD body, keeping Content-Length); OPTIONS and others are DRF's. */
 async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View): Promise<FastifyReply> {
   const { rawQuery } = split(request)
   const accept = request.headers.accept
   switch (request.method) {
     case 'GET':
-    case 'HEAD': {
-      const answer = await view({ rawQuery, accept })
-      const etag = answer.status === 200 ? answer.headers['etag'] : undefined
-      // RFC 9110 §13.1.2: the client's copy is current; send validators, not the body.
-      if (etag !== undefined && ifNoneMatchMatches(request.headers['if-none-match'], etag)) {
-        return sendAnswer(reply, notModifiedAnswer(answer))
-      }
-      return sendAnswer(reply, answer)
-    }
+    case 'HEAD':
+      return sendAnswer(reply, conditionalAnswer(await view({ rawQuery, accept }), request.headers['if-none-match']))
     case 'OPTIONS': {
       // DRF negotiates before answering OPTIONS too.
       const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept)

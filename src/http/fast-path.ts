@@ -1,0 +1,149 @@
+/**
+ * Answers cached reads before Fastify routes them (Fastify's `serverFactory` hands over the raw
+ * request), because Fastify's routing, hooks and reply plumbing cost more than the answer itself
+ * once the body is a ready Buffer (issue 6; design.md, "Pre-rendered bytes").
+ *
+ * It takes only what it can answer exactly as the Fastify path would: GET and HEAD on the three
+ * API routes in their plain spelling (no percent-escapes in the path), while a snapshot is loaded,
+ * the instance is not shedding load and not closing. It calls the same views and the same
+ * conditional-request step (`conditionalAnswer`) as the routes, so bytes, headers and 304s are the
+ * same — a test compares both paths for every kind of request. Everything else (PURGE, errors it
+ * cannot foresee, encoded paths, other methods) goes to Fastify untouched.
+ *
+ * Synchronous answers (everything the snapshot answers, errors included) depend only on the
+ * snapshot, the URL and `Accept`, so they are remembered per snapshot by exact URL: a repeated
+ * read costs one Map lookup. Read-through answers are awaited and written the same way.
+ * @module
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { Snapshot } from '../tree/snapshot.js'
+import type { HttpAnswer } from './answers.js'
+import { PAGES_PATH, type PagesRequest, type PagesService } from './pages-service.js'
+import { conditionalAnswer } from './routes/pages.js'
+
+export interface FastAnswered {
+  readonly reqId: string
+  readonly method: string
+  readonly url: string
+  readonly status: number
+  readonly cacheStatus: string | undefined
+  readonly durationMs: number
+}
+
+export interface FastPathOptions {
+  readonly pages: PagesService
+  readonly snapshot: () => Snapshot | undefined
+  /** Shedding load: Fastify's path answers (under-pressure runs there). */
+  readonly isUnderPressure: () => boolean
+  readonly isClosing: () => boolean
+  readonly requestId: (header: string | string[] | undefined) => string
+  /** After each answer: the request line and the metrics event, as Fastify's onResponse would. */
+  readonly onAnswered: (answered: FastAnswered) => void
+  /** Remembered answers per snapshot; past it, the memory starts over. */
+  readonly maxEntries?: number
+}
+
+/** Returns true when it answered; false leaves the request to Fastify. `answered` counts the first. */
+export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) & { readonly answered: number }
+
+type View = (request: PagesRequest) => HttpAnswer | Promise<HttpAnswer>
+
+/** The header list `writeHead` takes, without the request id, built once per answer. */
+const rawHeaders = new WeakMap<HttpAnswer, string[]>()
+
+function headerList(answer: HttpAnswer): string[] {
+  let list = rawHeaders.get(answer)
+  if (!list) {
+    list = []
+    for (const [name, value] of Object.entries(answer.headers)) list.push(name, value)
+    // A 304 carries no body and, as Fastify sends it, no Content-Length.
+    if (answer.status !== 304) list.push('content-length', String(answer.body.length))
+    rawHeaders.set(answer, list)
+  }
+  return list
+}
+
+export function createFastPath(options: FastPathOptions): FastPath {
+  const maxEntries = options.maxEntries ?? 20_000
+  const { pages } = options
+  let memoFor: Snapshot | undefined
+  const memo = new Map<string, HttpAnswer>()
+
+  function viewOf(path: string): { view: View } | undefined {
+    if (path.length === PAGES_PATH.length) return { view: pages.list }
+    const rest = path.slice(PAGES_PATH.length)
+    if (rest === 'find/') return { view: pages.find }
+    // Django's `[0-9]+/` (leading zeros included); anything else is routed by Fastify.
+    for (let i = 0; i < rest.length - 1; i++) {
+      const code = rest.charCodeAt(i)
+      if (code < 48 || code > 57) return undefined
+    }
+    if (rest.length < 2 || rest.charCodeAt(rest.length - 1) !== 47) return undefined
+    const id = rest.slice(0, -1)
+    return { view: (request) => pages.detail(id, request) }
+  }
+
+  function write(req: IncomingMessage, res: ServerResponse, answer: HttpAnswer, reqId: string, started: number): void {
+    const full = conditionalAnswer(answer, req.headers['if-none-match'])
+    const headers = ['x-request-id', reqId, ...headerList(full)]
+    // As on Fastify's path while closing: a kept-alive connection would hold the exit back.
+    if (options.isClosing()) headers.push('connection', 'close')
+    res.writeHead(full.status, headers)
+    res.end(full.body)
+    options.onAnswered({
+      reqId,
+      method: req.method!,
+      url: req.url!,
+      status: full.status,
+      cacheStatus: full.headers['cache-status'],
+      durationMs: performance.now() - started,
+    })
+  }
+
+  let answered = 0
+  const fastPath = (req: IncomingMessage, res: ServerResponse): boolean => {
+    const method = req.method
+    if (method !== 'GET' && method !== 'HEAD') return false
+    const url = req.url!
+    if (!url.startsWith(PAGES_PATH)) return false
+    const q = url.indexOf('?')
+    const path = q < 0 ? url : url.slice(0, q)
+    if (path.includes('%')) return false
+    const route = viewOf(path)
+    if (!route) return false
+    const snapshot = options.snapshot()
+    if (!snapshot || options.isClosing() || options.isUnderPressure()) return false
+
+    const started = performance.now()
+    if (memoFor !== snapshot || memo.size >= maxEntries) {
+      memo.clear()
+      memoFor = snapshot
+    }
+    const accept = req.headers.accept
+    const key = accept === undefined ? url : `${url}\u0000${accept}`
+    let answer: HttpAnswer | Promise<HttpAnswer> | undefined = memo.get(key)
+    if (!answer) {
+      try {
+        answer = route.view({ rawQuery: q < 0 ? undefined : url.slice(q + 1), accept })
+      } catch {
+        return false
+      }
+      if (!(answer instanceof Promise)) memo.set(key, answer)
+    }
+    const reqId = options.requestId(req.headers['x-request-id'])
+    if (answer instanceof Promise) {
+      answer.then(
+        (resolved) => write(req, res, resolved, reqId, started),
+        () => {
+          res.writeHead(500, { 'content-type': 'application/json' })
+          res.end('{"message": "internal error"}')
+        },
+      )
+    } else {
+      write(req, res, answer, reqId, started)
+    }
+    answered++
+    return true
+  }
+  return Object.defineProperty(fastPath, 'answered', { get: () => answered }) as FastPath
+}
