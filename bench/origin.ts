@@ -1,0 +1,182 @@
+/**
+ * The benchmark's CMS: the fake Wagtail (`test/fake-wagtail/`) in a process of its own, so that its
+ * work never shares an event loop with the load generator, plus a small JSON control API on a second
+ * loopback port for the orchestrator (`bench/run.ts`).
+ *
+ *   BENCH_ORIGIN_PAGES=1000 BENCH_ORIGIN_LATENCY_MS=0 node --import tsx bench/origin.ts
+ *
+ * Both servers listen on 127.0.0.1 only, on ports the OS picks. The first stdout line is
+ *
+ *   bench-origin ready api=http://127.0.0.1:<port> control=http://127.0.0.1:<port> pages=<n>
+ *
+ * Control API (JSON in, JSON out):
+ *   GET  /hits            CMS requests since the last reset: {total, list, detail, find, other}
+ *   POST /hits/reset      zero them
+ *   POST /latency         {"ms": 250}: delay before every answer
+ *   POST /site            {"pages": 10000, "seed": 1}: replace the tree with a generated one
+ *   POST /edit            {"id": 42} (or {} for a random page): change that page's title
+ *   GET  /info            pages, latency, root id and a sample of page ids
+ *
+ * The process exits when its standard input closes (the orchestrator died) or on SIGTERM/SIGINT.
+ * @module
+ */
+import { createServer } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { GENERATED_ROOT_ID, generateSite, startFakeWagtail } from '../test/fake-wagtail/index.js'
+import type { FakePage } from '../test/fake-wagtail/index.js'
+
+/** How many page ids `/site` and `/info` hand back: enough to spread detail hits, small enough to stay cheap. */
+const SAMPLE_IDS = 2_000
+/** Largest control request body accepted. */
+const MAX_CONTROL_BODY = 64 * 1024
+
+function envInteger(name: string, fallback: number): number {
+  const raw = process.env[name]?.trim()
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) {
+    process.stderr.write(`bench-origin: ${name}=${JSON.stringify(raw)} is not a non-negative integer\n`)
+    process.exit(2)
+  }
+  return Number(raw)
+}
+
+let pageCount = envInteger('BENCH_ORIGIN_PAGES', 1_000)
+let seed = envInteger('BENCH_ORIGIN_SEED', 1)
+let latencyMs = envInteger('BENCH_ORIGIN_LATENCY_MS', 0)
+let pages: FakePage[] = generateSite({ pages: pageCount, seed })
+let edits = 0
+
+const origin = await startFakeWagtail({ pages, latencyMs, host: '127.0.0.1', port: 0, recordRequests: false })
+
+/** Every `step`-th id of the current tree (root excluded), at most SAMPLE_IDS of them. */
+function sampleIds(): number[] {
+  const ids = pages.filter((page) => page.parentId !== null).map((page) => page.id)
+  if (ids.length <= SAMPLE_IDS) return ids
+  const step = ids.length / SAMPLE_IDS
+  return Array.from({ length: SAMPLE_IDS }, (_, i) => ids[Math.floor(i * step)] as number)
+}
+
+function info(): Record<string, unknown> {
+  return { pages: pages.length, seed, latencyMs, rootId: GENERATED_ROOT_ID, sampleIds: sampleIds() }
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    const buffer = chunk as Buffer
+    size += buffer.length
+    if (size > MAX_CONTROL_BODY) throw new Error('control body too large')
+    chunks.push(buffer)
+  }
+  const text = Buffer.concat(chunks).toString('utf8').trim()
+  if (text === '') return {}
+  const value: unknown = JSON.parse(text)
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('control body must be a JSON object')
+  return value as Record<string, unknown>
+}
+
+function nonNegativeInteger(value: unknown, name: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`)
+  return value
+}
+
+function editPage(requested: unknown): { id: number; title: string; path: string } {
+  const candidates = pages.filter((page) => page.parentId !== null)
+  if (candidates.length === 0) throw new Error('no page to edit')
+  const id = requested === undefined
+    ? (candidates[Math.floor(Math.random() * candidates.length)] as FakePage).id
+    : nonNegativeInteger(requested, 'id')
+  const position = pages.findIndex((page) => page.id === id)
+  if (position < 0) throw new Error(`no page ${id}`)
+  edits++
+  const page = pages[position] as FakePage
+  // Strip an earlier edit mark so repeated edits do not grow the title.
+  const title = `${page.title.replace(/ · edit \d+$/, '')} · edit ${edits}`
+  pages[position] = { ...page, title }
+  origin.updatePage(id, { title })
+  return { id, title, path: `/api/v1/cms/pages/${id}/` }
+}
+
+async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+  const route = `${req.method ?? 'GET'} ${url.pathname}`
+  let answer: unknown
+  switch (route) {
+    case 'GET /hits':
+      answer = { ...origin.hits }
+      break
+    case 'POST /hits/reset':
+      origin.resetHits()
+      answer = { ...origin.hits }
+      break
+    case 'POST /latency': {
+      const body = await readJson(req)
+      latencyMs = nonNegativeInteger(body.ms, 'ms')
+      origin.setLatency(latencyMs)
+      answer = { latencyMs }
+      break
+    }
+    case 'POST /site': {
+      const body = await readJson(req)
+      pageCount = Math.max(1, nonNegativeInteger(body.pages, 'pages'))
+      if (body.seed !== undefined) seed = nonNegativeInteger(body.seed, 'seed')
+      const started = performance.now()
+      pages = generateSite({ pages: pageCount, seed })
+      origin.setPages(pages)
+      edits = 0
+      answer = { ...info(), generatedMs: Math.round(performance.now() - started) }
+      break
+    }
+    case 'POST /edit': {
+      const body = await readJson(req)
+      answer = editPage(body.id)
+      break
+    }
+    case 'GET /info':
+      answer = info()
+      break
+    default:
+      res.writeHead(404, { 'content-type': 'application/json' })
+      res.end(JSON.stringify({ error: `no control route ${route}` }))
+      return
+  }
+  const text = JSON.stringify(answer)
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+const controlServer = createServer((req, res) => {
+  control(req, res).catch((error: unknown) => {
+    const text = JSON.stringify({ error: error instanceof Error ? error.message : String(error) })
+    if (!res.headersSent) res.writeHead(400, { 'content-type': 'application/json' })
+    res.end(text)
+  })
+})
+await new Promise<void>((resolve, reject) => {
+  controlServer.once('error', reject)
+  controlServer.listen(0, '127.0.0.1', () => resolve())
+})
+const controlAddress = controlServer.address()
+if (controlAddress === null || typeof controlAddress === 'string') throw new Error('bench-origin: no control address')
+
+process.stdout.write(
+  `bench-origin ready api=${origin.url} control=http://127.0.0.1:${controlAddress.port} pages=${pages.length}\n`,
+)
+
+let stopping = false
+function stop(reason: string): void {
+  if (stopping) return
+  stopping = true
+  process.stderr.write(`bench-origin: ${reason}, closing after ${origin.hits.total} requests\n`)
+  setTimeout(() => process.exit(1), 3_000).unref()
+  controlServer.close()
+  controlServer.closeAllConnections()
+  origin.close().then(() => process.exit(0), () => process.exit(1))
+}
+process.once('SIGTERM', () => stop('SIGTERM'))
+process.once('SIGINT', () => stop('SIGINT'))
+// The orchestrator holds our stdin open; when it goes away (even by SIGKILL), so do we.
+process.stdin.on('end', () => stop('stdin closed'))
+process.stdin.on('error', () => stop('stdin error'))
+process.stdin.resume()
