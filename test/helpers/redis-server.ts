@@ -6,9 +6,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createConnection, createServer, Socket } from 'node:net'
+import { createConnection, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { freePort } from './free-port.js'
 
 export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
@@ -142,16 +143,6 @@ async function launch(port: number): Promise<ChildProcess> {
   throw new Error(`redis-server on port ${port} did not answer PING within ${STARTUP_DEADLINE_MS} ms:\n${output}`)
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const address = server.address()
-  server.close()
-  await once(server, 'close')
-  if (address === null || typeof address === 'string') throw new Error('could not find a free port')
-  return address.port
-}
 
 /**
  * SIGKILL every server at exit, whatever the tests did: an orphaned redis-server would hold its

@@ -6,11 +6,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakePage, type FakeWagtail } from '../fake-wagtail/index.js'
 import { sharedRedisUrl } from '../helpers/redis-server.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
+import { freePort } from '../helpers/free-port.js'
 
 const TOKEN = 'cluster-webhook-token-01'
 const LEASE_MS = 900
@@ -239,10 +239,3 @@ function spawnInstance(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: 'ignore' })
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}

@@ -4,11 +4,11 @@
  * spares the health routes, and a SIGTERM that lets a slow request finish before exiting 0.
  */
 import { spawn } from 'node:child_process'
-import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
 import { startRedis } from '../helpers/redis-server.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
+import { freePort } from '../helpers/free-port.js'
 
 const cleanups: Array<() => Promise<unknown> | void> = []
 afterEach(async () => {
@@ -157,10 +157,3 @@ describe('SIGTERM', () => {
   })
 })
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}

@@ -3,9 +3,9 @@
  * serves, turns ready once synced, and exits 0 on SIGTERM.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
+import { freePort } from '../helpers/free-port.js'
 
 const ENTRY = ['--import', 'tsx', 'src/main.ts']
 
@@ -18,13 +18,6 @@ function run(env: Record<string, string>): { child: ChildProcess; output: () => 
   return { child, output: () => output, exited }
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 let origin: FakeWagtail | undefined
 let child: ChildProcess | undefined
