@@ -18,6 +18,7 @@
  * @module
  */
 import { boundedCommand } from './stores/bounded-command.js'
+import type { LogSink } from '../observability/log-sink.js'
 
 export interface SnapshotAnnouncement {
   /** Safe non-negative integer that identifies the snapshot (for instance its build time or a counter). */
@@ -54,9 +55,7 @@ export interface ClusterChannelSubscriber {
   on(event: 'message', listener: (channel: string, message: string) => void): unknown
 }
 
-export interface ClusterChannelLogger {
-  warn(details: object, message: string): void
-}
+export type ClusterChannelLogger = Pick<LogSink, 'warn'>
 
 export interface ClusterChannelOptions {
   /** Command connection. */

@@ -8,15 +8,13 @@
  * @module
  */
 import type { Snapshot } from '../tree/snapshot.js'
+import type { LogSink } from '../observability/log-sink.js'
 import {
   encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, rebuildFromDecoded, tryDecodeSnapshot,
   type EncodeOptions, type SnapshotOrigin, type StoredMetadata,
 } from './snapshot-codec.js'
 
-export interface PersistLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-}
+export type PersistLogger = Pick<LogSink, 'info' | 'warn'>
 
 /** Where a snapshot is kept. */
 export interface SnapshotTarget {

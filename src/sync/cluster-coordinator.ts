@@ -11,11 +11,9 @@ import type { Snapshot } from '../tree/snapshot.js'
 import type { LeaderLease, LeaseRole } from './leader-lease.js'
 import type { RefreshRequest } from './refresh-request.js'
 import type { SyncService, Timers } from './sync-service.js'
+import type { LogSink } from '../observability/log-sink.js'
 
-export interface CoordinatorLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-}
+export type CoordinatorLogger = Pick<LogSink, 'info' | 'warn'>
 
 export interface ClusterCoordinatorOptions {
   readonly sync: SyncService

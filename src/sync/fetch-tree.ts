@@ -1,7 +1,7 @@
 /**
- * Reads the whole page tree from the CMS: the listing in tree order, page by page at the CMS's
- * largest page size, then every page's detail with bounded concurrency. Everything that would make
- * the result a mix of two moments (a count that drifts while paging, a page listed twice, a page
+ * The reads a sync is made of (`sync-tree.ts` puts them together): the listing in tree order, page
+ * by page at the CMS's largest page size; the details of given pages with bounded concurrency; a
+ * type's own listing. Everything that would make the result a mix of two moments (a count that drifts while paging, a page listed twice, a page
  * that changed or vanished between its listing and its detail) fails the fetch.
  * @module
  */
@@ -174,19 +174,6 @@ async function mapBounded<T, R>(items: readonly T[], concurrency: number, signal
   }
   await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker))
   return results
-}
-
-/** A full read: the listing, every detail, and the typed items of types whose URL differs. */
-export async function fetchTree(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<SyncedPage[]> {
-  const listed = await fetchListing(options, listing)
-  const fetched = await fetchDetails(options, listed)
-  const types = new Set(fetched.filter((f) => f.urlDiffers).map((f) => f.page.type))
-  const typed = new Map<number, string>()
-  for (const type of types) {
-    const items = await fetchTypedItems(options, type, fetched.filter((f) => f.page.type === type).map((f) => f.page.id))
-    for (const [id, item] of items) typed.set(id, item)
-  }
-  return fetched.map(({ page }) => withTypedItem(page, typed.get(page.id)))
 }
 
 /** The page with its typed listing item, kept only where it differs from the generic one. */

@@ -17,6 +17,7 @@
  */
 import { boundedCommand } from '../cache/stores/bounded-command.js'
 import type { Timers } from './sync-service.js'
+import type { LogSink } from '../observability/log-sink.js'
 
 export type LeaseRole = 'leader' | 'follower' | 'standalone'
 
@@ -26,10 +27,7 @@ export interface LeaseRedis {
   eval(script: string, numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
 }
 
-export interface LeaderLeaseLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-}
+export type LeaderLeaseLogger = Pick<LogSink, 'info' | 'warn'>
 
 export interface LeaderLeaseOptions {
   readonly redis: LeaseRedis

@@ -19,12 +19,9 @@ import { probeDialect, probeLimitMax } from './probe-dialect.js'
 import type { RefreshRequest } from './refresh-request.js'
 import { syncTree, type SyncedTree } from './sync-tree.js'
 import type { UpstreamGet } from './upstream-port.js'
+import type { LogSink } from '../observability/log-sink.js'
 
-export interface SyncLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-  debug(details: object, message: string): void
-}
+export type SyncLogger = Pick<LogSink, 'info' | 'warn' | 'debug'>
 
 export interface Timers {
   setTimeout(callback: () => void, ms: number): unknown
@@ -80,8 +77,6 @@ export interface SyncStatus {
   readonly lastError: string | undefined
   readonly consecutiveFailures: number
   readonly running: boolean
-  /** Whether the loop runs (false on an instance that follows another's syncs). */
-  readonly active: boolean
   readonly lastMode: SyncMode | undefined
 }
 
@@ -279,7 +274,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       return current
     },
     get status() {
-      return { ...status, running: running !== undefined, active: !stopped }
+      return { ...status, running: running !== undefined }
     },
     adopt(snapshot) {
       if (current) return false

@@ -47,13 +47,15 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   const previous = options.full ? undefined : options.previous
   let toFetch: readonly ListedPage[] = listed
   let reasons: Readonly<Record<RefreshReason, number>> | undefined
-  const listedIds = new Set(listed.map((page) => page.id))
-  let removed = options.previous ? options.previous.pages.filter((record) => !listedIds.has(record.id)).length : 0
+  let removed: number
   if (previous) {
     const plan = planRefresh(previous, listed, options.requested)
     toFetch = plan.fetch
     reasons = plan.reasons
     removed = plan.removed.length
+  } else {
+    const listedIds = new Set(listed.map((page) => page.id))
+    removed = options.previous?.pages.filter((record) => !listedIds.has(record.id)).length ?? 0
   }
   const fetched = await fetchDetails(options, toFetch)
   const byId = new Map(fetched.map((f) => [f.page.id, f.page]))

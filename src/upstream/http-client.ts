@@ -12,6 +12,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { Pool, type Dispatcher } from 'undici'
 import { createError, isProxyError } from '../errors.js'
 import { backoffDelay, isRetryableError, statusRetryDelay } from './retry-policy.js'
+import type { LogSink } from '../observability/log-sink.js'
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>
 
@@ -32,10 +33,7 @@ export interface GetOptions {
   accept?: string
 }
 
-export interface HttpLogger {
-  debug(fields: object, message: string): void
-  warn(fields: object, message: string): void
-}
+export type HttpLogger = Pick<LogSink, 'debug' | 'warn'>
 
 export interface HttpClientOptions {
   /** CMS base URL (origin plus optional path prefix); request paths are appended to it. */

@@ -12,6 +12,7 @@
  */
 import { Cluster, Redis } from 'ioredis'
 import { createError } from '../../errors.js'
+import type { LogSink } from '../../observability/log-sink.js'
 
 export type RedisClient = Redis | Cluster
 
@@ -29,10 +30,7 @@ export interface RedisClientConfig {
   readonly connectTimeoutMs: number
 }
 
-export interface RedisClientLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-}
+export type RedisClientLogger = Pick<LogSink, 'info' | 'warn'>
 
 /** Reconnect delay after `attempt` failures: 100 ms more each time, at most 2 s, never giving up. */
 export function reconnectDelayMs(attempt: number): number {

@@ -13,6 +13,7 @@ import type { CacheStore } from './cache-store.js'
 import { decodeEntry, encodeEntry, isInvalid } from './entry-codec.js'
 import { createStoreEvents, type StoreOperation } from './store-events.js'
 import { boundedCommand, RedisCommandTimeoutError } from './bounded-command.js'
+import type { LogSink } from '../../observability/log-sink.js'
 
 /** Thrown by the local timer; `timedOut` in the `'error'` event says which failures were timeouts. */
 export { RedisCommandTimeoutError }
@@ -27,10 +28,7 @@ export interface RedisCommands {
   del(key: string): Promise<number>
 }
 
-export interface RedisStoreLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-}
+export type RedisStoreLogger = Pick<LogSink, 'info' | 'warn'>
 
 export interface RedisStoreOptions {
   readonly redis: RedisCommands

@@ -4,7 +4,7 @@ import { request as undiciRequest } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import { probeTree } from '../../../test/helpers/make-snapshot.js'
 import { parseCidrList, type AddressList } from '../../config/cidr.js'
-import { buildSnapshot } from '../../tree/build-snapshot.js'
+import { buildSnapshot, carryOver } from '../../tree/build-snapshot.js'
 import type { Snapshot } from '../../tree/snapshot.js'
 import type { RefreshRequest } from '../../sync/refresh-request.js'
 import { createPurgeAccess } from '../purge-access.js'
@@ -26,18 +26,12 @@ function siteTree(): Snapshot {
     return record.parentId === null ? '/' : `${path(record.parentId)}${record.slug}/`
   }
   return buildSnapshot(
-    base.pages.map((record) => ({
-      id: record.id,
-      type: record.type,
-      title: record.title,
-      slug: record.slug,
-      showInMenus: record.showInMenus,
-      seoTitle: record.seoTitle,
-      searchDescription: record.searchDescription,
-      parentId: record.parentId,
-      listItem: JSON.stringify({ id: record.id, meta: { type: record.type, detail_url: `http://localhost/api/v1/cms/pages/${record.id}/`, html_url: `http://localhost${path(record.id)}`, slug: record.slug }, title: record.title }),
-      detail: record.detail,
-    })),
+    base.pages.map((record) => {
+      // The digest describes the old listing item: drop it with the item.
+      const { digest: _stale, ...page } = carryOver(record)
+      const listItem = JSON.stringify({ id: record.id, meta: { type: record.type, detail_url: `http://localhost/api/v1/cms/pages/${record.id}/`, html_url: `http://localhost${path(record.id)}`, slug: record.slug }, title: record.title })
+      return { ...page, listItem }
+    }),
     { version: 1, syncedAt: 0, dialect: base.dialect },
   )
 }

@@ -23,12 +23,9 @@ import type { RequestRefresh } from '../../sync/refresh-request.js'
 import { resolvePurgeTarget, type PurgeTarget } from '../../tree/html-url-index.js'
 import type { Snapshot } from '../../tree/snapshot.js'
 import type { PurgeAccess } from '../purge-access.js'
+import type { LogSink } from '../../observability/log-sink.js'
 
-export interface PurgeLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-  error(details: object, message: string): void
-}
+export type PurgeLogger = Pick<LogSink, 'info' | 'warn' | 'error'>
 
 export interface PurgeRouteOptions {
   /** The snapshot to resolve page URLs against; `undefined` before the first sync. */

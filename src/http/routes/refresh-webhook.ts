@@ -14,17 +14,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { getMember, JsonSyntaxError, parseJsonSpans, type JsonNode } from '../../json/json-spans.js'
 import type { RequestRefresh } from '../../sync/refresh-request.js'
 import { createSecretCheck } from '../purge-access.js'
+import type { LogSink } from '../../observability/log-sink.js'
 
 export const REFRESH_PATH = '/-/refresh'
 /** Room for 10000 ids of any size, with whitespace. */
 export const REFRESH_BODY_LIMIT = 64 * 1024
 export const MAX_REFRESH_IDS = 10_000
 
-export interface RefreshWebhookLogger {
-  info(details: object, message: string): void
-  warn(details: object, message: string): void
-  error(details: object, message: string): void
-}
+export type RefreshWebhookLogger = Pick<LogSink, 'info' | 'warn' | 'error'>
 
 export interface RefreshWebhookOptions {
   /** `REFRESH_TOKEN`, sent as `Authorization: Bearer <token>`. Must not be empty. */
