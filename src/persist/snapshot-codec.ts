@@ -352,7 +352,7 @@ function readPage(line: unknown): SyncedPage | undefined {
 
 /** One page as {@link buildSnapshot} took it (the detail's bytes decoded as UTF-8). */
 export function syncedPageOf(record: PageRecord): SyncedPage {
-  const { digest: _digest, ...page } = carryOver(record)
+  const { digest: _digest, from: _from, ...page } = carryOver(record)
   return { ...page, detail: record.detail.toString('utf8') }
 }
 

@@ -8,7 +8,8 @@
 import { createError, isProxyError } from '../errors.js'
 import { getMember, type JsonNode } from '../json/json-spans.js'
 import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-detail-urls.js'
-import type { SyncedPage } from '../tree/build-snapshot.js'
+import { ownBytes, ownString } from '../json/own-string.js'
+import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
 import type { ListedPage } from './plan-refresh.js'
 import { readDetail, readInteger, readListItem, readListItemWithFlags } from './read-page-fields.js'
@@ -109,17 +110,22 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promi
   ) {
     inconsistent(`page ${listed.id} changed between its listing and its detail`, { path })
   }
+  // Everything kept is made to own its bytes here, while the sync still spreads its work over the
+  // CMS's answers: building the snapshot afterwards then copies and hashes only what is new.
+  const detailBytes = ownBytes(text)
+  const listItem = ownString(listed.listItem)
   const page: SyncedPage = {
     id: detail.id,
-    type: detail.type,
-    title: detail.title,
-    slug: detail.slug,
+    type: ownString(detail.type),
+    title: ownString(detail.title),
+    slug: ownString(detail.slug),
     showInMenus: detail.showInMenus,
-    seoTitle: detail.seoTitle,
-    searchDescription: detail.searchDescription,
+    seoTitle: ownString(detail.seoTitle),
+    searchDescription: ownString(detail.searchDescription),
     parentId: detail.parentId,
-    listItem: listed.listItem,
-    detail: text,
+    listItem,
+    detail: detailBytes,
+    digest: pageDigest(listItem, undefined, detailBytes),
   }
   return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl }
 }
@@ -150,7 +156,7 @@ export async function fetchTypedItems(options: FetchTreeOptions, type: string, e
   if (ids.length !== expected.length || ids.some((id, i) => id !== expected[i])) {
     inconsistent(`the listing of type ${type} does not hold the same pages as the whole listing`, { type })
   }
-  return new Map(listed.map((item) => [item.id, item.listItem]))
+  return new Map(listed.map((item) => [item.id, ownString(item.listItem)]))
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight; the first failure stops the rest. */

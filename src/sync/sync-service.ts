@@ -9,7 +9,7 @@
  */
 import { isProxyError } from '../errors.js'
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
-import { buildSnapshot, TreeInconsistentError } from '../tree/build-snapshot.js'
+import { buildSnapshotInSlices, TreeInconsistentError } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { syncRetryDelay } from './backoff.js'
 import type { FetchProgress } from './fetch-tree.js'
@@ -45,6 +45,11 @@ export interface SyncServiceOptions {
   readonly timers?: Timers
   /** How often a long sync logs its progress. */
   readonly progressEveryMs?: number
+  /**
+   * Gives the event loop back between slices of a snapshot build (default: one `setImmediate`
+   * turn), so requests never wait for a whole build.
+   */
+  readonly pause?: () => Promise<void>
   /**
    * Called after a snapshot with different content was swapped in: by a sync of this instance,
    * adopted from storage at start, or received from the instance that syncs (`peer`).
@@ -108,11 +113,16 @@ const defaultTimers: Timers = {
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 }
 
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}
+
 export function createSyncService(options: SyncServiceOptions): SyncService {
   const timers = options.timers ?? defaultTimers
   const progressEveryMs = options.progressEveryMs ?? 5000
   const fullIntervalMs = options.fullIntervalMs ?? Number.POSITIVE_INFINITY
   const debounceMs = options.debounceMs ?? 0
+  const pause = options.pause ?? nextTurn
   let current: Snapshot | undefined
   let dialect: Dialect | undefined
   /** Learned from the CMS once per process; `undefined` = not probed yet. */
@@ -187,15 +197,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         tree = await read(false)
       }
       dialect = await learnDialect(tree.pages[0]?.id ?? 0, limitMax, signal)
-      const build = (pages: typeof tree.pages, asFull: boolean) => buildSnapshot(pages, {
+      const build = (pages: typeof tree.pages, asFull: boolean) => buildSnapshotInSlices(pages, {
         version: (current?.version ?? 0) + 1,
         syncedAt: options.now(),
         fullSyncedAt: asFull ? started : current!.fullSyncedAt,
         dialect: dialect!,
-      })
+      }, pause)
       let candidate: Snapshot
       try {
-        candidate = build(tree.pages, mode === 'full')
+        candidate = await build(tree.pages, mode === 'full')
       } catch (error) {
         // Parent links carried over from the last snapshot that no longer form a tree mean the
         // listing did not show some change (a move of a page without a URL): read everything.
@@ -203,7 +213,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         options.logger.info({ reason: error.message }, 'sync: the incremental sync saw an inconsistent tree; reading everything')
         mode = 'full'
         tree = await read(true)
-        candidate = build(tree.pages, true)
+        candidate = await build(tree.pages, true)
       }
       const changed = candidate.fingerprint !== current?.fingerprint
       const previous = current

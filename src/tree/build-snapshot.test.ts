@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { makeSnapshot, type PageSpec } from '../../test/helpers/make-snapshot.js'
-import { findTreeProblems, TreeInconsistentError, type SyncedPage } from './build-snapshot.js'
+import { buildSnapshot, buildSnapshotInSlices, carryOver, findTreeProblems, TreeInconsistentError, type SyncedPage } from './build-snapshot.js'
 import { selectPages } from './select-pages.js'
 
 const page = (id: number, parentId: number | null): SyncedPage => ({
@@ -25,6 +25,9 @@ describe('findTreeProblems: never publish a bad tree', () => {
   it('refuses an empty tree and a tree that does not start at its root', () => {
     expect(findTreeProblems([])).toEqual(['the CMS lists no pages'])
     expect(findTreeProblems([page(2, 1), page(1, null)])).toContain('the first page in tree order (2) is not the site root')
+  })
+  it('finds a cycle among pages listed after their parents', () => {
+    expect(findTreeProblems([page(1, null), page(3, 4), page(4, 3)])).toContain('pages 3 → 4 form a cycle')
   })
   it('throws TreeInconsistentError with every problem from makeSnapshot', () => {
     expect(() => makeSnapshot([{ id: 1, parent: null }, { id: 2, parent: 9 }])).toThrow(TreeInconsistentError)
@@ -69,5 +72,57 @@ describe('tree index properties', () => {
         }
       }),
     )
+  })
+})
+
+/** A wide tree of `n` pages in tree order: page i hangs below page floor(i / 10) (or the root). */
+function wideTree(n: number): SyncedPage[] {
+  const children = new Map<number, number[]>()
+  for (let id = 2; id <= n; id++) {
+    const parent = Math.max(1, Math.floor(id / 10))
+    const siblings = children.get(parent)
+    if (siblings) siblings.push(id)
+    else children.set(parent, [id])
+  }
+  const pages: SyncedPage[] = []
+  const walk = (id: number, parentId: number | null) => {
+    pages.push(page(id, parentId))
+    for (const child of children.get(id) ?? []) walk(child, id)
+  }
+  walk(1, null)
+  return pages
+}
+
+describe('building a snapshot off the request path', () => {
+  const options = { version: 1, syncedAt: 5, dialect: { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true } }
+
+  it('builds in slices the same snapshot as in one go, giving the event loop back between slices', async () => {
+    const pages = wideTree(10_000)
+    let pauses = 0
+    const sliced = await buildSnapshotInSlices(pages, options, async () => {
+      pauses++
+    })
+    const whole = buildSnapshot(pages, options)
+    expect(sliced).toEqual(whole)
+    // 10,000 pages in slices of 2,048, through five passes: never one long block.
+    expect(pauses).toBeGreaterThanOrEqual(10)
+  })
+
+  it('refuses an inconsistent tree in slices too', async () => {
+    await expect(buildSnapshotInSlices([page(1, null), page(2, 9)], options, async () => {})).rejects.toThrow(TreeInconsistentError)
+  })
+
+  it('keeps the very record of a page carried over unchanged, and makes a new one where its place changed', () => {
+    const first = buildSnapshot(wideTree(50), options)
+    const carried = first.pages.map(carryOver)
+    const same = buildSnapshot(carried, { ...options, version: 2 })
+    expect(same.pages.every((record, i) => record === first.pages[i])).toBe(true)
+    expect(same.fingerprint).toBe(first.fingerprint)
+
+    // A new first child of the root shifts every later page one place down the tree order.
+    const shifted = buildSnapshot([carried[0]!, page(999, 1), ...carried.slice(1)], { ...options, version: 3 })
+    expect(shifted.byId.get(2)).not.toBe(first.byId.get(2))
+    expect(shifted.byId.get(2)).toMatchObject({ order: 2, digest: first.byId.get(2)!.digest, detail: first.byId.get(2)!.detail })
+    expect(shifted.byId.get(1)).not.toBe(first.byId.get(1)) // its subtree grew
   })
 })

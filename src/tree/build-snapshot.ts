@@ -5,6 +5,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
+import { ownBytes } from '../json/own-string.js'
 import type { Dialect, PageRecord, Snapshot } from './snapshot.js'
 
 /** One page as the sync delivers it: fields for the index, and its already-rewritten texts. */
@@ -25,6 +26,12 @@ export interface SyncedPage {
   readonly detail: string | Buffer
   /** The page's {@link pageDigest}, when it is already known (a page carried over unchanged). */
   readonly digest?: string
+  /**
+   * The record this page was carried over from. With the same digest, place and subtree, the new
+   * snapshot keeps that very record: nothing is allocated for an unchanged page, and comparing two
+   * snapshots can skip it by identity.
+   */
+  readonly from?: PageRecord
 }
 
 /**
@@ -38,6 +45,8 @@ export function pageDigest(listItem: string, typedListItem: string | undefined, 
 /**
  * A snapshot's page as a sync delivers it again: the same texts, and the detail Buffer and digest
  * reused, so carrying an unchanged page into the next snapshot copies and hashes nothing.
+ * Strings are kept as they are: the sync made them own their characters when it read them
+ * (`ownString`), so a snapshot never pins a response body.
  */
 export function carryOver(record: PageRecord): SyncedPage {
   return {
@@ -53,6 +62,7 @@ export function carryOver(record: PageRecord): SyncedPage {
     ...(record.typedListItem === undefined ? {} : { typedListItem: record.typedListItem }),
     detail: record.detail,
     digest: record.digest,
+    from: record,
   }
 }
 
@@ -63,37 +73,78 @@ export class TreeInconsistentError extends Error {
   }
 }
 
+/**
+ * How many pages one step handles before {@link buildSnapshotInSlices} gives the event loop back:
+ * at 100,000 pages a build is ~50 steps of a few milliseconds each, not one block of ~0.3 s.
+ */
+const SLICE = 2_048
+
 /** Every reason the pages do not form one tree; empty when they do. */
 export function findTreeProblems(pages: readonly SyncedPage[]): string[] {
+  return runToEnd(treeProblemSteps(pages))
+}
+
+/**
+ * Runs `work` over `[0, length)` one slice at a time, yielding between slices. The loops live in
+ * `work`, a plain function, because V8 optimises a long loop inside a generator poorly.
+ */
+function* inSlices(length: number, work: (from: number, to: number) => void): Generator<void, void> {
+  for (let from = 0; from < length; from += SLICE) {
+    work(from, Math.min(length, from + SLICE))
+    if (from + SLICE < length) yield
+  }
+}
+
+function* treeProblemSteps(pages: readonly SyncedPage[]): Generator<void, string[]> {
   const problems: string[] = []
   if (pages.length === 0) return ['the CMS lists no pages']
-  const byId = new Map<number, SyncedPage>()
-  for (const page of pages) {
-    if (byId.has(page.id)) problems.push(`page ${page.id} is listed twice`)
-    byId.set(page.id, page)
-  }
-  if (pages[0]!.parentId !== null) problems.push(`the first page in tree order (${pages[0]!.id}) is not the site root`)
-  for (const page of pages) {
-    if (page.parentId !== null && !byId.has(page.parentId)) {
-      problems.push(`page ${page.id} names parent ${page.parentId}, which is not in the tree`)
+  const indexOf = new Map<number, number>()
+  yield* inSlices(pages.length, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const id = pages[i]!.id
+      if (indexOf.has(id)) problems.push(`page ${id} is listed twice`)
+      else indexOf.set(id, i)
     }
+  })
+  if (pages[0]!.parentId !== null) problems.push(`the first page in tree order (${pages[0]!.id}) is not the site root`)
+  // When every parent comes before its child (tree order always does), no chain can loop.
+  let parentsFirst = true
+  yield* inSlices(pages.length, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const page = pages[i]!
+      if (page.parentId === null) continue
+      const parentAt = indexOf.get(page.parentId)
+      if (parentAt === undefined) problems.push(`page ${page.id} names parent ${page.parentId}, which is not in the tree`)
+      else if (parentAt >= i) parentsFirst = false
+    }
+  })
+  if (parentsFirst) return problems
+  const parentOf = (id: number): number | null => {
+    const at = indexOf.get(id)
+    return at === undefined ? null : pages[at]!.parentId
   }
   // Walk each chain once; a chain that comes back to a page on the current walk is a cycle.
-  const state = new Map<number, 'walking' | 'done'>()
-  for (const start of pages) {
-    const walk: number[] = []
-    let id: number | null = start.id
-    while (id !== null && state.get(id) !== 'done') {
-      if (state.get(id) === 'walking') {
-        problems.push(`pages ${walk.slice(walk.indexOf(id)).join(' → ')} form a cycle`)
-        break
+  const done = new Set<number>()
+  const walking = new Set<number>()
+  yield* inSlices(pages.length, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const walk: number[] = []
+      let id: number | null = pages[i]!.id
+      while (id !== null && !done.has(id)) {
+        if (walking.has(id)) {
+          problems.push(`pages ${walk.slice(walk.indexOf(id)).join(' → ')} form a cycle`)
+          break
+        }
+        walking.add(id)
+        walk.push(id)
+        id = parentOf(id)
       }
-      state.set(id, 'walking')
-      walk.push(id)
-      id = byId.get(id)?.parentId ?? null
+      for (const seen of walk) {
+        walking.delete(seen)
+        done.add(seen)
+      }
     }
-    for (const seen of walk) state.set(seen, 'done')
-  }
+  })
   return problems
 }
 
@@ -114,14 +165,6 @@ function subtreeEnds(pages: readonly SyncedPage[]): number[] | undefined {
   return ends
 }
 
-/**
- * A copy that owns its characters. Strings read out of a large body are V8 slices that keep the
- * whole body alive; records live for a snapshot's lifetime, so they must not pin sync buffers.
- */
-function detach(text: string): string {
-  return text.length < 13 ? text : Buffer.from(text, 'utf8').toString('utf8')
-}
-
 export interface BuildOptions {
   readonly version: number
   readonly syncedAt: number
@@ -130,60 +173,110 @@ export interface BuildOptions {
   readonly dialect: Dialect
 }
 
+/** The record for `page` at `order`: its carried-over record when nothing about it changed. */
+function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string): PageRecord {
+  const from = page.from
+  if (
+    from !== undefined && page.digest === from.digest && from.order === order && from.subtreeEnd === subtreeEnd &&
+    from.parentId === page.parentId && from.listItem === page.listItem && from.typedListItem === page.typedListItem && from.detail === page.detail
+  ) {
+    return from
+  }
+  return {
+    id: page.id,
+    type: page.type,
+    title: page.title,
+    slug: page.slug,
+    showInMenus: page.showInMenus,
+    seoTitle: page.seoTitle,
+    searchDescription: page.searchDescription,
+    parentId: page.parentId,
+    order,
+    subtreeEnd,
+    listItem: page.listItem,
+    typedListItem: page.typedListItem,
+    detail: typeof page.detail === 'string' ? ownBytes(page.detail) : page.detail,
+    digest,
+  }
+}
+
+/** Builds the snapshot in one go (tests, tools, small trees). */
 export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOptions): Snapshot {
-  const problems = findTreeProblems(pages)
+  return runToEnd(buildSteps(pages, options))
+}
+
+/**
+ * Builds the snapshot a slice of pages at a time, calling `pause` between slices, so that the
+ * requests served meanwhile wait for one slice, never for the whole build (issue 6: p99 during a
+ * swap). `pause` is injected (the sync passes a `setImmediate` turn); the result is the same as
+ * {@link buildSnapshot}'s.
+ */
+export async function buildSnapshotInSlices(pages: readonly SyncedPage[], options: BuildOptions, pause: () => Promise<void>): Promise<Snapshot> {
+  const steps = buildSteps(pages, options)
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+    await pause()
+  }
+}
+
+function runToEnd<T>(steps: Generator<void, T>): T {
+  for (;;) {
+    const step = steps.next()
+    if (step.done) return step.value
+  }
+}
+
+function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Generator<void, Snapshot> {
+  const problems = yield* treeProblemSteps(pages)
   if (problems.length > 0) throw new TreeInconsistentError(problems)
 
   const ends = subtreeEnds(pages)
   // The fingerprint hashes each page's digest, not its bytes: a page carried over unchanged costs
   // nothing to hash again (an incremental sync rebuilds only what changed).
   const hash = createHash('sha256')
-  const records: PageRecord[] = pages.map((page, order) => {
-    const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-    hash.update(`${page.id}:${page.parentId ?? ''}:${digest}\u0000`)
-    return {
-      id: page.id,
-      type: detach(page.type),
-      title: detach(page.title),
-      slug: detach(page.slug),
-      showInMenus: page.showInMenus,
-      seoTitle: detach(page.seoTitle),
-      searchDescription: detach(page.searchDescription),
-      parentId: page.parentId,
-      order,
-      subtreeEnd: ends ? ends[order]! : order + 1,
-      listItem: detach(page.listItem),
-      typedListItem: page.typedListItem === undefined ? undefined : detach(page.typedListItem),
-      detail: typeof page.detail === 'string' ? Buffer.from(page.detail, 'utf8') : page.detail,
-      digest,
-    }
-  })
-
-  const byId = new Map(records.map((record) => [record.id, record]))
+  const records = new Array<PageRecord>(pages.length)
+  const byId = new Map<number, PageRecord>()
   const childrenOf = new Map<number, PageRecord[]>()
   const types = new Map<string, string>()
-  for (const record of records) {
-    if (record.parentId !== null) {
-      const siblings = childrenOf.get(record.parentId)
-      if (siblings) siblings.push(record)
-      else childrenOf.set(record.parentId, [record])
+  yield* inSlices(pages.length, (from, to) => {
+    // One hash update per slice: the same bytes as one per page, without 100,000 calls into C++.
+    let hashed = ''
+    for (let order = from; order < to; order++) {
+      const page = pages[order]!
+      const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
+      hashed += `${page.id}:${page.parentId ?? ''}:${digest}\u0000`
+      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest)
+      records[order] = record
+      byId.set(record.id, record)
+      if (record.parentId !== null) {
+        const siblings = childrenOf.get(record.parentId)
+        if (siblings) siblings.push(record)
+        else childrenOf.set(record.parentId, [record])
+      }
+      if (!types.has(record.type)) {
+        const [app = '', model = ''] = record.type.split('.')
+        types.set(record.type, `${app}.${model.toLowerCase()}`)
+      }
     }
-    const [app = '', model = ''] = record.type.split('.')
-    types.set(`${app}.${model.toLowerCase()}`, record.type)
-  }
+    hash.update(hashed)
+  })
 
   const root = records[0]!
   const byPath = new Map<string, number>([['', root.id]])
   const pathOf = new Map<number, string>([[root.id, '']])
   // Parents come before children in tree order, so one pass resolves every reachable path.
-  for (const record of records.slice(1)) {
-    if (record.parentId === null) continue
-    const parentPath = pathOf.get(record.parentId)
-    if (parentPath === undefined) continue
-    const path = parentPath === '' ? record.slug : `${parentPath}/${record.slug}`
-    pathOf.set(record.id, path)
-    if (!byPath.has(path)) byPath.set(path, record.id)
-  }
+  yield* inSlices(records.length, (from, to) => {
+    for (let order = Math.max(1, from); order < to; order++) {
+      const record = records[order]!
+      if (record.parentId === null) continue
+      const parentPath = pathOf.get(record.parentId)
+      if (parentPath === undefined) continue
+      const path = parentPath === '' ? record.slug : `${parentPath}/${record.slug}`
+      pathOf.set(record.id, path)
+      if (!byPath.has(path)) byPath.set(path, record.id)
+    }
+  })
 
   hash.update(JSON.stringify(options.dialect))
   return Object.freeze({
@@ -196,7 +289,9 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
     childrenOf,
     rootId: root.id,
     byPath,
-    types,
+    // Keyed by the lower-cased name (see Snapshot.types); collected the other way round above so
+    // that each distinct type is split once, not once per page.
+    types: new Map([...types].map(([canonical, lower]) => [lower, canonical])),
     treeExact: ends !== undefined,
     dialect: options.dialect,
   })

@@ -77,17 +77,29 @@ function longestIncreasingRun(values: readonly number[]): Set<number> {
  * pages read in next order; whatever is off a longest increasing run moved.
  */
 function reordered(previous: Snapshot, next: Snapshot): Set<number> {
+  // Most swaps reorder nothing: a first pass only checks that each group's previous positions
+  // rise, and groups are gathered for the parents where they do not.
+  const lastOrder = new Map<number | null, number>()
+  const unordered = new Set<number | null>()
+  for (const page of next.pages) {
+    const before = previous.byId.get(page.id)
+    if (before === undefined || before.parentId !== page.parentId) continue
+    const last = lastOrder.get(page.parentId)
+    if (last !== undefined && before.order < last) unordered.add(page.parentId)
+    lastOrder.set(page.parentId, before.order)
+  }
+  const moved = new Set<number>()
+  if (unordered.size === 0) return moved
   const groups = new Map<number | null, PageRecord[]>()
   for (const page of next.pages) {
+    if (!unordered.has(page.parentId)) continue
     const before = previous.byId.get(page.id)
     if (before === undefined || before.parentId !== page.parentId) continue
     const group = groups.get(page.parentId)
     if (group) group.push(before)
     else groups.set(page.parentId, [before])
   }
-  const moved = new Set<number>()
   for (const group of groups.values()) {
-    if (group.length < 2) continue
     const kept = longestIncreasingRun(group.map((page) => page.order))
     group.forEach((page, i) => {
       if (!kept.has(i)) moved.add(page.id)
@@ -130,6 +142,19 @@ function forEachDirtyChain(
       above = chainDirty || shown(walked)
     }
     path.length = 0
+  }
+}
+
+/**
+ * Calls `visit` with every page strictly below one of `changed` (ids in `snapshot`'s tree order),
+ * for a tree whose order is exact (`subtreeEnd`); nested subtrees are walked once.
+ */
+function forEachBelowChanged(snapshot: Snapshot, changed: readonly number[], visit: (id: number) => void): void {
+  let coveredUpTo = 0
+  for (const id of changed) {
+    const page = snapshot.byId.get(id)!
+    for (let order = Math.max(page.order + 1, coveredUpTo); order < page.subtreeEnd; order++) visit(snapshot.pages[order]!.id)
+    coveredUpTo = Math.max(coveredUpTo, page.subtreeEnd)
   }
 }
 
@@ -209,8 +234,14 @@ export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): T
   const isDirty = (page: PageRecord) => parentChanged.has(page.id) || !previous.byId.has(page.id) || !next.byId.has(page.id)
   const isShownChanged = (page: PageRecord) => digestChanged.has(page.id)
   const addAncestorsKey = (id: number) => keys.add(ancestorsKey(id))
-  forEachDirtyChain(previous, isDirty, isShownChanged, addAncestorsKey)
-  forEachDirtyChain(next, isDirty, isShownChanged, addAncestorsKey)
+  if (added.length === 0 && removed.length === 0 && parentChanged.size === 0 && next.treeExact) {
+    // The same pages under the same parents: only pages below a changed page see their chain
+    // change, and tree order holds each subtree in one range. O(changed subtrees), not O(N).
+    forEachBelowChanged(next, changed, addAncestorsKey)
+  } else {
+    forEachDirtyChain(previous, isDirty, isShownChanged, addAncestorsKey)
+    forEachDirtyChain(next, isDirty, isShownChanged, addAncestorsKey)
+  }
 
   return Object.freeze({
     added: Object.freeze(added),
