@@ -5,12 +5,14 @@
  * that changed or vanished between its listing and its detail) fails the fetch.
  * @module
  */
+import { createHash } from 'node:crypto'
 import { createError, isProxyError } from '../errors.js'
 import { getMember, type JsonNode } from '../json/json-spans.js'
 import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-detail-urls.js'
 import { ownBytes, ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
+import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedPage } from './plan-refresh.js'
 import { readDetail, readInteger, readListItem, readListItemWithFlags } from './read-page-fields.js'
 import { isJson, type UpstreamAnswer, type UpstreamGet } from './upstream-port.js'
@@ -57,37 +59,140 @@ export interface ListingOptions {
   readonly filter?: string
   /** Ask for the extra meta fields and cut them out of the items again (`listing-fields.ts`). */
   readonly withFields?: boolean
+  /**
+   * The windows of the last listing pass whose pages the previous snapshot holds: a window whose
+   * raw text is byte for byte the same is taken from here instead of being parsed again.
+   */
+  readonly reuse?: ListingWindows
+}
+
+/** One window of the listing (`offset`, `limit`) as a pass read it. */
+export interface ListingWindow {
+  /** A digest of the CMS's raw text of the window: equal digests, equal pages. */
+  readonly digest: string
+  /** The `total_count` the window reported. */
+  readonly total: number
+  readonly pages: readonly ListedPage[]
+}
+
+/** A listing pass's windows, by request path. */
+export type ListingWindows = ReadonlyMap<string, ListingWindow>
+
+export interface ListingPass {
+  /** Every page, in tree order. */
+  readonly pages: ListedPage[]
+  readonly windows: Map<string, ListingWindow>
+  /** Paths of the windows whose raw text had not changed since the pass in `reuse`: not parsed again. */
+  readonly reused: ReadonlySet<string>
 }
 
 /** Walks the listing in tree order, every page of it, refusing a walk that mixes two moments. */
 export async function fetchListing(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListedPage[]> {
-  const listed: ListedPage[] = []
-  const seen = new Set<number>()
+  return (await fetchListingPass(options, listing)).pages
+}
+
+interface WindowRead {
+  readonly window: ListingWindow
+  readonly reused: boolean
+}
+
+/**
+ * The listing pass behind {@link fetchListing}. The first window tells the total; the others are
+ * read `options.concurrency` at a time (a 100,000-page tree is 400 windows: one after the other,
+ * a pass took ~5 s). Every window must report the same total and be full up to the last one, and
+ * no page may appear twice: a pass that mixes two moments of the CMS fails.
+ *
+ * In an incremental sync most windows are what the last pass read. Their raw text is hashed
+ * (cheap) instead of parsed, rewritten and compared item by item (the bulk of a pass's CPU): an
+ * unchanged window is taken from `reuse` as it is.
+ */
+export async function fetchListingPass(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListingPass> {
   const limit = options.pageSize ?? UNLIMITED
   const query = `${listing.filter ?? ''}${listing.withFields ? LISTING_FIELDS_PARAM : ''}`
-  let total: number | undefined
-  while (total === undefined || listed.length < total) {
-    const path = `${options.pagesPath}?${query}offset=${listed.length}&limit=${limit}`
-    const { text, root } = parseJsonBody(await options.get(path, options.signal), options.rewriteUrl, path)
-    const count = readInteger(getMember(getMember(root, 'meta'), 'total_count'), 'meta.total_count', path)
+  const pathAt = (offset: number) => `${options.pagesPath}?${query}offset=${offset}&limit=${limit}`
+  const readWindow = async (offset: number): Promise<WindowRead> => {
+    const path = pathAt(offset)
+    const answer = await options.get(path, options.signal)
+    const digest = answer.status === 200 && isJson(answer) ? createHash('sha256').update(answer.text).digest('base64url') : ''
+    const known = listing.reuse?.get(path)
+    if (known !== undefined && known.digest === digest) {
+      // Same bytes as last time: the same total_count and pages.
+      return { window: known, reused: true }
+    }
+    const { text, root } = parseJsonBody(answer, options.rewriteUrl, path)
+    const total = readInteger(getMember(getMember(root, 'meta'), 'total_count'), 'meta.total_count', path)
     const items = getMember(root, 'items')
     if (items?.kind !== 'array') throw createError('UPSTREAM_BAD_RESPONSE', `${path}: items is not an array`)
-    if (total === undefined) total = count
-    else if (count !== total) inconsistent(`total_count changed from ${total} to ${count} while paging`, { path })
-    if (items.items.length === 0 && listed.length < total) {
-      inconsistent(`the listing ended after ${listed.length} of ${total} pages`, { path })
-    }
-    for (const item of items.items) {
+    const pages = items.items.map((item): ListedPage => {
       const fields = listing.withFields ? readListItemWithFlags(item, path) : readListItem(item, path)
-      if (seen.has(fields.id)) inconsistent(`page ${fields.id} is listed twice`, { path })
-      seen.add(fields.id)
       const listItem = listing.withFields ? stripExtraFields(text, item) : text.slice(item.start, item.end)
-      listed.push({ ...fields, listItem })
-    }
-    if (listed.length > total) inconsistent(`the listing holds more pages (${listed.length}) than total_count (${total})`, { path })
-    options.onProgress?.({ phase: 'listing', done: listed.length, total })
+      return { ...fields, htmlUrl: fields.htmlUrl === null ? null : ownString(fields.htmlUrl), listItem }
+    })
+    return { window: { digest, total, pages }, reused: false }
   }
-  return listed
+
+  const first = await readWindow(0)
+  const total = first.window.total
+  const step = first.window.pages.length
+  if (step === 0 && total > 0) inconsistent(`the listing ended after 0 of ${total} pages`, { path: pathAt(0) })
+  const offsets: number[] = []
+  for (let offset = step; step > 0 && offset < total; offset += step) offsets.push(offset)
+  let done = step
+  options.onProgress?.({ phase: 'listing', done: Math.min(done, total), total })
+  const rest = await mapBounded(offsets, options.concurrency, options.signal, readWindow, () => {
+    done += step
+    options.onProgress?.({ phase: 'listing', done: Math.min(done, total), total })
+  })
+
+  const pages: ListedPage[] = []
+  const windows = new Map<string, ListingWindow>()
+  const seen = new Set<number>()
+  const reused = new Set<string>()
+  for (const [index, read] of [first, ...rest].entries()) {
+    const path = pathAt(index === 0 ? 0 : offsets[index - 1]!)
+    if (read.window.total !== total) inconsistent(`total_count changed from ${total} to ${read.window.total} while paging`, { path })
+    const expected = Math.min(step, total - pages.length)
+    if (read.window.pages.length < expected) inconsistent(`the listing ended after ${pages.length + read.window.pages.length} of ${total} pages`, { path })
+    if (read.window.pages.length > expected) inconsistent(`the listing holds more pages (${pages.length + read.window.pages.length}) than total_count (${total})`, { path })
+    for (const page of read.window.pages) {
+      if (seen.has(page.id)) inconsistent(`page ${page.id} is listed twice`, { path })
+      seen.add(page.id)
+      pages.push(page)
+    }
+    windows.set(path, read.window)
+    if (read.reused) reused.add(path)
+  }
+  if (total === 0 && first.window.pages.length > 0) {
+    inconsistent(`the listing holds more pages (${first.window.pages.length}) than total_count (0)`, { path: pathAt(0) })
+  }
+  return { pages, windows, reused }
+}
+
+/**
+ * A pass's windows to keep for the next one, their pages pointing at the strings `snapshot` keeps
+ * for them (the same texts), so that keeping them pins no response body and copies nothing.
+ * Windows in `pass.reused` already do. A window with a page `snapshot` does not hold as listed
+ * (never, after a successful sync) is dropped: the next pass parses it again. `pause` gives the
+ * event loop back between windows.
+ */
+export async function windowsToKeep(pass: ListingPass, snapshot: Snapshot, pause: () => Promise<void>): Promise<Map<string, ListingWindow>> {
+  const kept = new Map<string, ListingWindow>()
+  for (const [path, window] of pass.windows) {
+    if (pass.reused.has(path)) {
+      kept.set(path, window)
+      continue
+    }
+    // One window's pages at a time: after a full sync this walks every page.
+    await pause()
+    const pages: ListedPage[] = []
+    for (const page of window.pages) {
+      const record = snapshot.byId.get(page.id)
+      if (record === undefined || record.listItem !== page.listItem) break
+      pages.push({ ...page, listItem: record.listItem, title: record.title, slug: record.slug, type: record.type })
+    }
+    if (pages.length === window.pages.length) kept.set(path, { ...window, pages })
+  }
+  return kept
 }
 
 export interface FetchedPage {

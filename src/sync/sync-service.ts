@@ -12,7 +12,7 @@ import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import { buildSnapshotInSlices, TreeInconsistentError } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { syncRetryDelay } from './backoff.js'
-import type { FetchProgress } from './fetch-tree.js'
+import { windowsToKeep, type FetchProgress, type ListingWindows } from './fetch-tree.js'
 import { probeListingFields } from './listing-fields.js'
 import type { RefreshReason } from './plan-refresh.js'
 import { probeDialect, probeLimitMax } from './probe-dialect.js'
@@ -128,6 +128,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   /** Learned from the CMS once per process; `undefined` = not probed yet. */
   let withFields: boolean | undefined
   let running: Promise<SyncResult> | undefined
+  /** The last pass's listing windows and the snapshot they describe (`fetchListingPass`). */
+  let windows: { readonly of: Snapshot; readonly windows: ListingWindows } | undefined
   let controller: AbortController | undefined
   let timer: unknown
   let timerKind: 'interval' | 'refresh' | undefined
@@ -187,6 +189,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         full: asFull,
         requested,
         withFields: withFields ?? false,
+        ...(windows !== undefined && windows.of === current ? { windows: windows.windows } : {}),
       })
       let tree: SyncedTree
       try {
@@ -219,8 +222,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const previous = current
       // An unchanged tree keeps its snapshot (and every body rendered from it), unless a full
       // sync must record that every detail was checked.
+      const kept = await windowsToKeep(tree.listing, changed ? candidate : current!, pause)
       if (changed) current = candidate
       else if (mode === 'full' && current) current = { ...current, fullSyncedAt: started }
+      windows = { of: current!, windows: kept }
       status.lastSuccessAt = options.now()
       status.lastError = undefined
       status.consecutiveFailures = 0

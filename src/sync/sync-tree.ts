@@ -7,7 +7,9 @@
  */
 import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
-import { fetchDetails, fetchListing, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage } from './fetch-tree.js'
+import {
+  fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
+} from './fetch-tree.js'
 import { planRefresh, type ListedPage, type RefreshReason } from './plan-refresh.js'
 
 export interface SyncTreeOptions extends FetchTreeOptions {
@@ -18,6 +20,8 @@ export interface SyncTreeOptions extends FetchTreeOptions {
   readonly requested: ReadonlySet<number>
   /** Read the listing with the extra meta fields (probed: `probeListingFields`). */
   readonly withFields: boolean
+  /** The last pass's windows, when `previous` was built from it: unchanged windows are not parsed again. */
+  readonly windows?: ListingWindows
 }
 
 export interface SyncedTree {
@@ -28,6 +32,8 @@ export interface SyncedTree {
   /** Incremental only: why pages were fetched again. */
   readonly reasons?: Readonly<Record<RefreshReason, number>>
   readonly removed: number
+  /** The listing pass, to keep its windows for the next sync (`windowsToKeep`). */
+  readonly listing: ListingPass
 }
 
 /**
@@ -43,8 +49,9 @@ function typesToList(fetched: readonly FetchedPage[], previous: Snapshot | undef
 }
 
 export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
-  const listed = await fetchListing(options, { withFields: options.withFields })
   const previous = options.full ? undefined : options.previous
+  const listing = await fetchListingPass(options, { withFields: options.withFields, ...(previous && options.windows ? { reuse: options.windows } : {}) })
+  const listed = listing.pages
   let toFetch: readonly ListedPage[] = listed
   let reasons: Readonly<Record<RefreshReason, number>> | undefined
   let removed: number
@@ -77,5 +84,6 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     detailsFetched: fetched.length,
     ...(reasons ? { reasons } : {}),
     removed,
+    listing,
   }
 }
