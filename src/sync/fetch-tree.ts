@@ -187,8 +187,20 @@ export async function windowsToKeep(pass: ListingPass, snapshot: Snapshot, pause
     const pages: ListedPage[] = []
     for (const page of window.pages) {
       const record = snapshot.byId.get(page.id)
-      if (record === undefined || record.listItem !== page.listItem) break
-      pages.push({ ...page, listItem: record.listItem, title: record.title, slug: record.slug, type: record.type })
+      const flags = page.flags
+      if (
+        record === undefined || record.listItem !== page.listItem ||
+        (flags !== undefined && (flags.showInMenus !== record.showInMenus || flags.seoTitle !== record.seoTitle || flags.searchDescription !== record.searchDescription))
+      ) break
+      pages.push({
+        ...page,
+        listItem: record.listItem,
+        title: record.title,
+        slug: record.slug,
+        type: record.type,
+        // Flag strings read out of the window's body would pin all of it.
+        ...(page.flags ? { flags: { showInMenus: record.showInMenus, seoTitle: record.seoTitle, searchDescription: record.searchDescription } } : {}),
+      })
     }
     if (pages.length === window.pages.length) kept.set(path, { ...window, pages })
   }

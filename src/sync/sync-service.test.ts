@@ -55,6 +55,8 @@ function service(cms: ReturnType<typeof stubCms>, timers: Timers, extra: Partial
     now: () => 0,
     random: () => 0.5,
     timers,
+    // Builds go on in microtasks only, so `settle` does not race the event loop on a busy machine.
+    pause: () => Promise.resolve(),
     ...extra,
   })
 }
