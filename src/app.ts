@@ -184,6 +184,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
         durationMs: result.durationMs,
         detailsFetched: result.ok ? result.detailsFetched : 0,
         pages: result.ok ? result.pages : 0,
+        ...(result.ok ? {} : { code: result.code }),
       })
     },
     onSnapshot: (snapshot, previous, source) => {

@@ -6,6 +6,7 @@
  * failure. Time comes from an injected clock, so tests step through the windows without sleeping.
  * @module
  */
+import { isProxyError } from '../errors.js'
 import { entryTimes, freshness, retentionMs, type EntryTimes, type ReadThroughPolicy } from './cache-policy.js'
 import type { SharedFlight } from './shared-flight.js'
 import { createSingleFlight } from './single-flight.js'
@@ -86,6 +87,11 @@ function fromEntry(entry: StoredEntry): CachedAnswer | undefined {
   }
 }
 
+/** The catalogue code of a failure, for filtering logs by it; `undefined` (left out) for anything else. */
+function errorCode(error: unknown): string | undefined {
+  return isProxyError(error) ? error.code : undefined
+}
+
 export function createReadThrough(options: ReadThroughOptions): ReadThrough {
   const flights = createSingleFlight<CachedAnswer>()
   const background = new Set<Promise<unknown>>()
@@ -141,7 +147,7 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
         // RFC 5861 §3: answer now, refresh once in the background.
         if (!flights.has(key)) {
           const pending = refresh(key, pathAndQuery, store).catch((error: unknown) => {
-            options.logger.warn({ err: error, key }, 'background refresh of a read-through entry failed')
+            options.logger.warn({ err: error, code: errorCode(error), key }, 'background refresh of a read-through entry failed')
           })
           background.add(pending)
           void pending.finally(() => background.delete(pending))
@@ -153,8 +159,13 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
         const answer = await refresh(key, pathAndQuery, store)
         return { answer, outcome: joining ? 'coalesced' : 'miss' }
       } catch (error) {
-        // RFC 5861 §4: within stale-if-error, the last good answer beats a failure.
-        if (cached && state === 'stale-if-error') return { answer: cached, outcome: 'stale-error' }
+        // RFC 5861 §4: within stale-if-error, the last good answer beats a failure. The reader
+        // sees no error, so this line is where the operator learns why the answer is old
+        // (logged once per CMS request, not by every caller that joined it).
+        if (cached && state === 'stale-if-error') {
+          if (!joining) options.logger.warn({ err: error, code: errorCode(error), key }, 'read-through: the CMS failed; serving the stored answer')
+          return { answer: cached, outcome: 'stale-error' }
+        }
         throw error
       }
     },

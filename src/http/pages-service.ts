@@ -148,7 +148,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const { answer, outcome } = await options.readThrough.get(key, relative, { store })
       return toAnswer(answer, outcome, tags(snapshot, scope))
     } catch (error) {
-      options.logger.warn({ err: error, query: relative }, 'read-through to the CMS failed')
+      // `code` at the top level, as on the sync's failure line, so one filter finds both.
+      options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
       return proxyFailureAnswer(502, 'the CMS could not answer this query')
     }

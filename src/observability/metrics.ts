@@ -26,6 +26,7 @@ import {
   Registry,
   type GaugeConfiguration,
 } from 'prom-client'
+import { errorCatalogue } from '../errors.js'
 import type { StoreEvents } from '../cache/stores/store-events.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { CacheOutcome, RouteName, ShieldEvents, UpstreamKind } from './shield-events.js'
@@ -80,6 +81,9 @@ const ROLES: readonly Role[] = ['leader', 'follower', 'standalone']
 const SYNC_MODES = ['full', 'incremental'] as const
 const SYNC_RESULTS = ['changed', 'unchanged', 'failed'] as const
 const SNAPSHOT_SOURCES = ['sync', 'storage', 'peer'] as const
+/** Bounded label values: every catalogue code a sync can fail with, and `SYNC_FAILED` for the rest. */
+const SYNC_FAILURE_CODES: ReadonlySet<string> = new Set([...Object.keys(errorCatalogue), 'SYNC_FAILED'])
+
 const STALE_REASONS = { stale: 'revalidating', 'stale-error': 'cms-error' } as const
 const MISS_REASONS = ['absent', 'expired', 'error'] as const
 const EVICT_REASONS = ['size', 'expired'] as const
@@ -173,6 +177,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     name: name('sync_runs_total'),
     help: 'Syncs of the page tree run by this instance, by mode and result (changed, unchanged, failed).',
     labelNames: ['mode', 'result'] as const,
+    registers,
+  })
+  const syncFailures = new Counter({
+    name: name('sync_failures_total'),
+    help: 'Failed syncs by error code (UPSTREAM_UNAVAILABLE, UPSTREAM_BAD_RESPONSE, SYNC_INCONSISTENT, …): why the last good snapshot kept serving.',
+    labelNames: ['code'] as const,
     registers,
   })
   const syncDuration = new Histogram({
@@ -355,8 +365,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
       cmsRequests.inc({ kind: kindLabel, status: status === 'timeout' ? 'timeout' : statusLabel(status, 'error') })
       observe(cmsDuration, { kind: kindLabel }, durationMs)
     }),
-    events.on('sync', ({ mode, result, durationMs, detailsFetched }) => {
+    events.on('sync', ({ mode, result, durationMs, detailsFetched, code }) => {
       syncRuns.inc({ mode, result })
+      if (result === 'failed') syncFailures.inc({ code: oneOf(code ?? 'SYNC_FAILED', SYNC_FAILURE_CODES, 'SYNC_FAILED') })
       observe(syncDuration, { mode }, durationMs)
       if (isCount(detailsFetched)) syncDetails.inc({ mode }, detailsFetched)
       if (result !== 'failed') lastSyncSuccessAt = sources.now()

@@ -36,6 +36,8 @@ export interface ShieldEventMap {
     readonly durationMs: number
     readonly detailsFetched: number
     readonly pages: number
+    /** Why a failed sync failed: its error code. */
+    readonly code?: string
   }
   /** A new snapshot is served (`sync`: this instance synced it; `peer`: loaded from the one that syncs). */
   readonly snapshot: {

@@ -74,12 +74,21 @@ export type SyncResult =
     readonly reasons?: Readonly<Record<RefreshReason, number>>
     readonly durationMs: number
   }
-  | { readonly ok: false; readonly mode: SyncMode; readonly error: Error; readonly durationMs: number }
+  | {
+    readonly ok: false
+    readonly mode: SyncMode
+    readonly error: Error
+    /** The error catalogue's code (`SYNC_FAILED` for an error that has none). */
+    readonly code: string
+    readonly durationMs: number
+  }
 
 export interface SyncStatus {
   readonly lastAttemptAt: number | undefined
   readonly lastSuccessAt: number | undefined
   readonly lastError: string | undefined
+  /** The last failure's code (see `errors.ts`); `undefined` after a success. */
+  readonly lastErrorCode?: string | undefined
   readonly consecutiveFailures: number
   readonly running: boolean
   readonly lastMode: SyncMode | undefined
@@ -139,6 +148,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     lastAttemptAt: undefined as number | undefined,
     lastSuccessAt: undefined as number | undefined,
     lastError: undefined as string | undefined,
+    lastErrorCode: undefined as string | undefined,
     consecutiveFailures: 0,
     lastMode: undefined as SyncMode | undefined,
   }
@@ -228,6 +238,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       windows = { of: current!, windows: kept }
       status.lastSuccessAt = options.now()
       status.lastError = undefined
+      status.lastErrorCode = undefined
       status.consecutiveFailures = 0
       status.lastMode = mode
       const durationMs = options.now() - started
@@ -245,16 +256,17 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       // What was asked for is still owed: the retry fetches it.
       for (const id of requested) pending.ids.add(id)
       if (requestedFull) pending.all = true
+      const code = isProxyError(error) ? error.code : error instanceof TreeInconsistentError ? 'SYNC_INCONSISTENT' : 'SYNC_FAILED'
       status.lastError = error.message
+      status.lastErrorCode = code
       status.consecutiveFailures++
       status.lastMode = mode
       const durationMs = options.now() - started
-      const code = isProxyError(error) ? error.code : error instanceof TreeInconsistentError ? 'SYNC_INCONSISTENT' : 'SYNC_FAILED'
       options.logger.warn(
         { err: error, code, mode, failures: status.consecutiveFailures, keptVersion: current?.version, durationMs },
         'sync: failed; the last good snapshot keeps serving',
       )
-      return { ok: false, mode, error, durationMs }
+      return { ok: false, mode, error, code, durationMs }
     } finally {
       controller = undefined
     }

@@ -29,6 +29,13 @@ describe('toStoredAnswer', () => {
     expect(stored.location).toBe('https://shield.example/api/v1/cms/pages/4/?fields=_%2Cid')
   })
 
+  it('refuses a 302 that does not point into the pages API (a login page in front of the CMS)', () => {
+    for (const location of ['http://cms:8000/admin/login/?next=/api/v1/cms/pages/', 'https://sso.example/login', '/accounts/login/']) {
+      expect(() => toStoredAnswer(response(302, { location }, '', 'text/html'), rewrite, 0, 'x'), location).toThrow(/302 to a URL outside the pages API/)
+    }
+    expect(() => toStoredAnswer(response(302, {}, '', 'text/html'), rewrite, 0, 'x')).toThrow(/302 without Location/)
+  })
+
   it('refuses what is not a deterministic CMS answer: 5xx, HTML, malformed JSON', () => {
     expect(() => toStoredAnswer(response(500, {}, '<html>', 'text/html'), rewrite, 0, 'x')).toThrow(/answered 500/)
     expect(() => toStoredAnswer(response(200, {}, '<html>', 'text/html'), rewrite, 0, 'x')).toThrow(/content type/)

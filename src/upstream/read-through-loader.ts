@@ -17,10 +17,14 @@ export function toStoredAnswer(response: UpstreamResponse, rewriteUrl: RewriteUr
   if (response.status === 302) {
     const location = response.headers['location']
     if (typeof location !== 'string') throw createError('UPSTREAM_BAD_RESPONSE', `${where}: 302 without Location`)
+    // Wagtail's only 302 is find's, to a pages API URL (spec §4). One to anywhere else (a login
+    // page of a proxy in front of the CMS) is not the CMS's answer, and would hand its address on.
+    const rewritten = rewriteUrl(location)
+    if (rewritten === undefined) throw createError('UPSTREAM_BAD_RESPONSE', `${where}: 302 to a URL outside the pages API`)
     return {
       status: 302,
       contentType: 'text/html; charset=utf-8',
-      location: rewriteUrl(location) ?? location,
+      location: rewritten,
       body: Buffer.alloc(0),
       storedAt,
       cacheable,

@@ -189,6 +189,10 @@ describe('behaviour beyond the transcripts', () => {
     const html500 = await send(fake.url, 'GET', '/api/v1/cms/pages/')
     expect([html500.status, html500.body.length]).toEqual([500, 145])
 
+    fake.setFault(() => ({ type: 'status', status: 302, body: '', headers: { Location: 'https://sso.example/login', 'Retry-After': '7' } }))
+    const redirect = await send(fake.url, 'GET', '/api/v1/cms/pages/')
+    expect([redirect.status, redirect.headers['location'], redirect.headers['retry-after'], redirect.headers['content-length']]).toEqual([302, 'https://sso.example/login', '7', '0'])
+
     fake.setFault(() => ({ type: 'json', status: 200, body: { meta: { total_count: 1 }, items: [{ id: 4 }, { id: 4 }] } }))
     expect((await getJson(fake, '/api/v1/cms/pages/')).json).toEqual({ meta: { total_count: 1 }, items: [{ id: 4 }, { id: 4 }] })
 

@@ -34,7 +34,8 @@ export function writeFault(
     case 'status': {
       const body = Buffer.from(fault.body ?? (fault.status === 500 ? DJANGO_500_HTML : ''), 'utf8')
       const contentType = fault.contentType ?? HTML_CONTENT_TYPE
-      writeAnswer(res, { status: fault.status, headers: [['Content-Type', contentType], ['Content-Length', String(body.length)]], body }, head)
+      const extra = Object.entries(fault.headers ?? {})
+      writeAnswer(res, { status: fault.status, headers: [['Content-Type', contentType], ...extra, ['Content-Length', String(body.length)]], body }, head)
       return
     }
     case 'hang':

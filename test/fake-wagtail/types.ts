@@ -94,8 +94,11 @@ export interface FaultContext {
 }
 
 export type Fault =
-  /** e.g. a 500 HTML page or a 503; body defaults to Django's 500 page, content type to `text/html; charset=utf-8`. */
-  | { type: 'status'; status: number; body?: string; contentType?: string }
+  /**
+   * e.g. a 500 HTML page or a 503; body defaults to Django's 500 page, content type to `text/html; charset=utf-8`.
+   * `headers` adds what a server or proxy in front may send: `Retry-After`, a login redirect's `Location`, ….
+   */
+  | { type: 'status'; status: number; body?: string; contentType?: string; headers?: Readonly<Record<string, string>> }
   /** Never answer; the socket stays open until `close()`. */
   | { type: 'hang' }
   /** Destroy the socket without a response. */

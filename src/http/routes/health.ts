@@ -4,6 +4,7 @@
  * @module
  */
 import type { FastifyInstance } from 'fastify'
+import { errorCatalogue } from '../../errors.js'
 import type { SyncService } from '../../sync/sync-service.js'
 
 export interface RedisHealth {
@@ -18,6 +19,10 @@ export interface HealthOptions {
   readonly redis?: RedisHealth
   /** With Redis: 'leader' (syncs), 'follower' (loads the leader's snapshots) or 'standalone'. */
   readonly role?: () => string
+}
+
+function describeCode(code: string): string {
+  return Object.hasOwn(errorCatalogue, code) ? errorCatalogue[code as keyof typeof errorCatalogue].doc : 'the sync failed'
 }
 
 export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, role }: HealthOptions): void {
@@ -45,7 +50,8 @@ export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, r
         lastMode: status.lastMode ?? null,
         running: status.running,
         lastSuccessAt: status.lastSuccessAt === undefined ? null : new Date(status.lastSuccessAt).toISOString(),
-        lastError: status.lastError ?? null,
+        // The code and what it means; the message (which may name the CMS's address) is logged only.
+        lastError: status.lastErrorCode === undefined ? null : `${status.lastErrorCode}: ${describeCode(status.lastErrorCode)}`,
         consecutiveFailures: status.consecutiveFailures,
       },
       // A down Redis degrades to this process's own tier: visible here, but still ready.
