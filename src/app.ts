@@ -227,7 +227,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     ? undefined
     : createSnapshotPersistence({ targets, upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl, logger: app.log, now })
 
-  const cluster = shared ? createCluster(config, shared, sync, app.log, now, timers, events) : undefined
+  const cluster = shared ? createCluster(config, shared, sync, app.log, now, timers, events, persistence) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
   // Metrics only listen: every number comes from an event or is read from its source at scrape.
@@ -356,6 +356,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
 /** The lease, the channel and the follower's loading of the shared snapshot. */
 function createCluster(
   config: Config, shared: SharedTier, sync: SyncService, logger: FastifyBaseLogger, now: () => number, timers: Timers, events: ShieldEvents,
+  persistence: SnapshotPersistence | undefined,
 ): ClusterCoordinator {
   const origin = { upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl }
   const lease = createLeaderLease({
@@ -392,6 +393,10 @@ function createCluster(
         return undefined
       }
       return loaded.snapshot
+    },
+    // A Redis that came back empty gets the leader's snapshot again (followers start from it).
+    storeShared: async (snapshot) => {
+      await persistence?.save(snapshot)
     },
     pollMs: Math.max(100, Math.floor(config.leaderLeaseMs / 3)),
     timers,

@@ -18,6 +18,7 @@
  * @module
  */
 import { boundedCommand } from './stores/bounded-command.js'
+import { subscribeUntilDone } from './stores/subscribe-until-done.js'
 import type { LogSink } from '../observability/log-sink.js'
 
 export interface SnapshotAnnouncement {
@@ -41,6 +42,8 @@ export interface RefreshMessage {
   /** The requesting instance's id. */
   readonly from: string
 }
+
+export type RecordedSnapshot = { readonly ok: true; readonly announcement?: SnapshotAnnouncement } | { readonly ok: false }
 
 /** The commands the channel sends; an ioredis `Redis` or `Cluster` satisfies it, and so can a stub. */
 export interface ClusterChannelRedis {
@@ -76,6 +79,11 @@ export interface ClusterChannel {
   announceSnapshot(a: SnapshotAnnouncement): Promise<boolean>
   /** The last recorded announcement; undefined when there is none, it is malformed, or Redis failed. */
   latestSnapshot(): Promise<SnapshotAnnouncement | undefined>
+  /**
+   * The same, telling "Redis failed" (`{ ok: false }`) from "nothing usable is recorded"
+   * (`{ ok: true }` without an announcement): a leader re-stores its snapshot only on the latter.
+   */
+  recordedSnapshot(): Promise<RecordedSnapshot>
   /** Calls `listener` with every valid announcement (this instance's own included); returns the unsubscribe. */
   onSnapshot(listener: (a: SnapshotAnnouncement) => void): () => void
   /**
@@ -151,9 +159,6 @@ function parseJson(text: string): { ok: true; value: unknown } | { ok: false; re
   }
 }
 
-/** Subscribe retry delay after `attempt` failures: 200 ms more each time, at most 2 s. */
-const resubscribeDelayMs = (attempt: number) => Math.min(attempt * 200, 2000)
-
 export function createClusterChannel(options: ClusterChannelOptions): ClusterChannel {
   const { redis, subscriber, prefix, commandTimeoutMs, logger } = options
   if (!(commandTimeoutMs > 0)) throw new TypeError(`expected commandTimeoutMs to be a positive number, got ${String(commandTimeoutMs)}`)
@@ -163,34 +168,16 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
   const snapshotListeners = new Set<(a: SnapshotAnnouncement) => void>()
   const refreshListeners = new Set<(m: RefreshMessage) => void>()
   let closed = false
-  const retryTimers = new Set<NodeJS.Timeout>()
-
-  /**
-   * Subscribes `channel`, retrying until it works: with no offline queue a subscribe sent while
-   * Redis is down fails at once and would never be retried (ioredis only re-subscribes, after a
-   * reconnect, the channels it had subscribed).
-   */
-  function subscribeUntilDone(channel: string): Promise<void> {
-    return new Promise<void>((resolve) => {
-      const attempt = (failures: number) => {
-        if (closed) return
-        boundedCommand(`subscribe ${channel}`, () => subscriber.subscribe(channel), commandTimeoutMs).then(
-          () => resolve(),
-          (error: unknown) => {
-            if (closed) return
-            if (failures === 0) logger.warn({ err: error, channel }, 'cluster channel: cannot subscribe yet; retrying in the background')
-            const timer = setTimeout(() => {
-              retryTimers.delete(timer)
-              attempt(failures + 1)
-            }, resubscribeDelayMs(failures + 1)).unref()
-            retryTimers.add(timer)
-          },
-        )
-      }
-      attempt(0)
-    })
-  }
-  const subscribed = Promise.all([subscribeUntilDone(snapshotsChannel), subscribeUntilDone(refreshChannel)]).then(() => undefined)
+  // Retried until they hold: see subscribe-until-done.ts. The first failure of each is logged.
+  const subscriptions = [snapshotsChannel, refreshChannel].map((channel) =>
+    subscribeUntilDone(subscriber, channel, {
+      commandTimeoutMs,
+      onFailure: (error, failures) => {
+        if (failures === 1 && !closed) logger.warn({ err: error, channel }, 'cluster channel: cannot subscribe yet; retrying in the background')
+      },
+    }),
+  )
+  const subscribed = Promise.all(subscriptions.map((subscription) => subscription.done)).then(() => undefined)
 
   function deliver<T>(listeners: ReadonlySet<(value: T) => void>, value: T, channel: string): void {
     for (const listener of [...listeners]) {
@@ -229,6 +216,23 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
     return () => void listeners.delete(entry)
   }
 
+  async function recordedSnapshot(): Promise<RecordedSnapshot> {
+    let text: string | null
+    try {
+      text = await boundedCommand('get', () => redis.get(latestKey), commandTimeoutMs)
+    } catch {
+      return { ok: false }
+    }
+    if (text === null) return { ok: true }
+    const json = parseJson(text)
+    const parsed = json.ok ? parseSnapshotAnnouncement(json.value) : { invalid: json.reason }
+    if (isInvalid(parsed)) {
+      logger.warn({ key: latestKey, reason: parsed.invalid }, 'cluster channel: the recorded snapshot announcement is malformed')
+      return { ok: true }
+    }
+    return { ok: true, announcement: parsed }
+  }
+
   return {
     async announceSnapshot(a) {
       const parsed = parseSnapshotAnnouncement(a)
@@ -250,21 +254,10 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
       return true
     },
     async latestSnapshot() {
-      let text: string | null
-      try {
-        text = await boundedCommand('get', () => redis.get(latestKey), commandTimeoutMs)
-      } catch {
-        return undefined
-      }
-      if (text === null) return undefined
-      const json = parseJson(text)
-      const parsed = json.ok ? parseSnapshotAnnouncement(json.value) : { invalid: json.reason }
-      if (isInvalid(parsed)) {
-        logger.warn({ key: latestKey, reason: parsed.invalid }, 'cluster channel: the recorded snapshot announcement is malformed')
-        return undefined
-      }
-      return parsed
+      const recorded = await recordedSnapshot()
+      return recorded.ok ? recorded.announcement : undefined
     },
+    recordedSnapshot,
     onSnapshot: (listener) => listen(snapshotListeners, listener),
     async publishRefresh(m) {
       const capped = Array.isArray(m.ids) && m.ids.length > MAX_REFRESH_IDS ? { reason: m.reason, from: m.from, all: true, ...(m.listing === undefined ? {} : { listing: m.listing }) } : m
@@ -284,8 +277,7 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
     ready: () => subscribed,
     close() {
       closed = true
-      for (const timer of retryTimers) clearTimeout(timer)
-      retryTimers.clear()
+      for (const subscription of subscriptions) subscription.cancel()
       snapshotListeners.clear()
       refreshListeners.clear()
     },

@@ -4,10 +4,13 @@
  * pub/sub channel and then read the stored answer. Waiters are woken the moment the answer is
  * stored: no polling (nginx's cache lock polls every 500 ms, which is what this avoids). If Redis
  * fails, or the holder does not publish within the lock time, a waiter asks the CMS itself: the
- * lock only saves load, it never blocks an answer.
+ * lock only saves load, it never blocks an answer. Nor does a waiter wait when no message could
+ * reach it: not at all while the channel is not subscribed yet, and no longer once the subscriber
+ * connection drops.
  * @module
  */
 import { randomUUID } from 'node:crypto'
+import { subscribeUntilDone } from './stores/subscribe-until-done.js'
 
 export interface SharedFlightRedis {
   set(key: string, value: string, px: 'PX', ms: number, nx: 'NX'): Promise<'OK' | null>
@@ -18,6 +21,10 @@ export interface SharedFlightRedis {
 export interface SharedFlightSubscriber {
   subscribe(channel: string): Promise<unknown>
   on(event: 'message', listener: (channel: string, message: string) => void): unknown
+  /** The connection dropped (ioredis' `close`): messages sent until it is back are lost. */
+  on(event: 'close', listener: () => void): unknown
+  /** The connection takes commands (ioredis' `ready`): a pending subscription is sent at once. */
+  on(event: 'ready', listener: () => void): unknown
 }
 
 export interface SharedFlightOptions {
@@ -36,8 +43,10 @@ export interface SharedFlight {
    * winner and returns `readStored()`, falling back to `work` when that finds nothing.
    */
   run<T>(key: string, work: () => Promise<T>, readStored: () => Promise<T | undefined>): Promise<T>
-  /** Resolves once the subscription is in place (tests). */
+  /** Resolves once the subscription is in place (while Redis is down, that waits: bound it). */
   ready(): Promise<void>
+  /** Stops retrying the subscription and wakes every waiter (each then asks the CMS itself). */
+  close(): void
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
@@ -51,10 +60,13 @@ function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T
 export function createSharedFlight(options: SharedFlightOptions): SharedFlight {
   const channel = `${options.prefix}filled`
   const waiters = new Map<string, Set<() => void>>()
-  const subscribed = options.subscriber.subscribe(channel).then(
-    () => undefined,
-    () => undefined,
-  )
+  // Retried until it holds: with no offline queue, a SUBSCRIBE sent while the connection is still
+  // connecting (as it is when the app is built) fails at once and would never be sent again.
+  const subscription = subscribeUntilDone(options.subscriber, channel, {
+    commandTimeoutMs: options.commandTimeoutMs,
+    onReady: (listener) => void options.subscriber.on('ready', listener),
+  })
+  options.subscriber.on('close', () => wakeAll())
   options.subscriber.on('message', (from, key) => {
     if (from !== channel) return
     const wake = waiters.get(key)
@@ -62,6 +74,12 @@ export function createSharedFlight(options: SharedFlightOptions): SharedFlight {
     waiters.delete(key)
     for (const resolve of wake) resolve()
   })
+
+  function wakeAll(): void {
+    const all = [...waiters.values()]
+    waiters.clear()
+    for (const wake of all) for (const resolve of wake) resolve()
+  }
 
   /** Resolves when the key's holder publishes, or after the lock time; `cancel` stops waiting. */
   function waitFor(key: string): { woken: Promise<void>; cancel: () => void } {
@@ -96,6 +114,8 @@ export function createSharedFlight(options: SharedFlightOptions): SharedFlight {
           void withTimeout(options.redis.del(lockKey), options.commandTimeoutMs, 0)
         }
       }
+      // Nobody could wake this instance: rather than wait out the lock, ask the CMS now.
+      if (!subscription.subscribed) return (await readStored()) ?? work()
       // Subscribe before re-checking, so a message sent in between is not missed.
       const wait = waitFor(key)
       const already = await readStored()
@@ -106,6 +126,10 @@ export function createSharedFlight(options: SharedFlightOptions): SharedFlight {
       await wait.woken
       return (await readStored()) ?? work()
     },
-    ready: () => subscribed,
+    ready: () => subscription.done,
+    close() {
+      subscription.cancel()
+      wakeAll()
+    },
   }
 }

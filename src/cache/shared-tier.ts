@@ -81,6 +81,8 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
       return isRedisUp(client)
     },
     async close() {
+      // First, so the subscription stops being retried and no waiter outlives the connection.
+      flight.close()
       subscriber.disconnect()
       client.disconnect()
     },

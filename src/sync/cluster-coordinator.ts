@@ -4,6 +4,12 @@
  * others load it from Redis, never from the CMS, and send the PURGE and webhook requests they
  * receive to the syncing one over pub/sub. When Redis cannot say who leads ('standalone'), every
  * instance syncs on its own so that none serves an ageing tree while Redis is down.
+ *
+ * The shared copy must survive Redis losing it: a Redis restarted empty (it keeps nothing on disk),
+ * or one that was down while the instance synced standalone, holds no snapshot, and a snapshot is
+ * otherwise stored only when the tree changes — so a follower starting then would have nothing to
+ * serve. The leader therefore checks on every poll that an announcement is recorded, and when
+ * Redis answers that none is, stores and announces its current snapshot again.
  * @module
  */
 import type { ClusterChannel, SnapshotAnnouncement } from '../cache/cluster-channel.js'
@@ -21,7 +27,12 @@ export interface ClusterCoordinatorOptions {
   readonly channel: ClusterChannel
   /** Reads and rebuilds the snapshot the syncing instance stored; `undefined` when there is none usable. */
   readonly loadShared: () => Promise<Snapshot | undefined>
-  /** How often a follower checks the recorded announcement, in case it missed a message. */
+  /**
+   * Stores a snapshot where `loadShared` reads it (the app's persistence). Without it the leader
+   * cannot put back a snapshot Redis lost, and followers wait for the next change of the tree.
+   */
+  readonly storeShared?: (snapshot: Snapshot) => Promise<void>
+  /** How often a follower checks the recorded announcement (in case it missed a message), and the leader that one is recorded. */
   readonly pollMs: number
   readonly timers: Timers
   readonly logger: CoordinatorLogger
@@ -49,6 +60,13 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
   let loading: Promise<void> | undefined
   let again = false
   const unsubscribe: Array<() => void> = []
+  /**
+   * The fingerprint of a snapshot nobody is storing now: the one served at start (adopted from
+   * storage), one received from the leader, or one the app has stored and announced. A snapshot
+   * this instance has just synced is being stored by the app until it calls `announce()`; the
+   * leader does not store it a second time meanwhile.
+   */
+  let settled: string | undefined
 
   function isNew(announcement: SnapshotAnnouncement): boolean {
     return announcement.owner !== owner && announcement.fingerprint !== sync.current?.fingerprint
@@ -57,7 +75,9 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
   async function loadOnce(): Promise<void> {
     const snapshot = await options.loadShared()
     if (!snapshot) return
-    if (sync.receive(snapshot)) logger.info({ version: snapshot.version, pages: snapshot.pages.length }, 'cluster: serving the snapshot the syncing instance stored')
+    if (!sync.receive(snapshot)) return
+    settled = snapshot.fingerprint
+    logger.info({ version: snapshot.version, pages: snapshot.pages.length }, 'cluster: serving the snapshot the syncing instance stored')
   }
 
   function load(): void {
@@ -81,16 +101,39 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
     load()
   }
 
+  /** The leader's snapshot, stored and announced again because Redis has none recorded. */
+  async function restore(): Promise<void> {
+    const snapshot = sync.current
+    if (!snapshot || snapshot.fingerprint !== settled || !options.storeShared) return
+    await options.storeShared(snapshot)
+    if (stopped || lease.role !== 'leader') return
+    if (await channel.announceSnapshot({ version: snapshot.version, fingerprint: snapshot.fingerprint, owner })) {
+      logger.info({ version: snapshot.version, pages: snapshot.pages.length }, 'cluster: Redis held no snapshot; stored this leader\'s again')
+    }
+  }
+
+  /** A follower looks for an announcement it missed; the leader makes sure one is recorded. */
+  async function check(): Promise<void> {
+    const role = lease.role
+    if (role === 'standalone') return
+    const recorded = await channel.recordedSnapshot()
+    if (!recorded.ok || stopped) return
+    if (role === 'follower') {
+      if (recorded.announcement) onAnnouncement(recorded.announcement)
+    } else if (!recorded.announcement && lease.role === 'leader') {
+      await restore()
+    }
+  }
+
   function poll(): void {
     pollTimer = timers.setTimeout(() => {
       pollTimer = undefined
       if (stopped) return
-      const check = syncs(lease.role) ? Promise.resolve() : channel.latestSnapshot().then((latest) => {
-        if (latest) onAnnouncement(latest)
-      })
-      void check.finally(() => {
-        if (!stopped) poll()
-      })
+      void check()
+        .catch((error: unknown) => logger.warn({ err: error }, 'cluster: checking the recorded snapshot failed'))
+        .finally(() => {
+          if (!stopped) poll()
+        })
     }, options.pollMs)
   }
 
@@ -99,6 +142,7 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
       return lease.role
     },
     start() {
+      settled = sync.current?.fingerprint
       unsubscribe.push(channel.onSnapshot(onAnnouncement))
       unsubscribe.push(channel.onRefresh((message) => {
         if (stopped || !syncs(lease.role) || message.from === owner) return
@@ -115,6 +159,7 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
       })
     },
     async announce(snapshot) {
+      settled = snapshot.fingerprint
       if (stopped || !syncs(lease.role)) return
       await channel.announceSnapshot({ version: snapshot.version, fingerprint: snapshot.fingerprint, owner })
     },
@@ -122,6 +167,8 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
       stopped = true
       if (pollTimer !== undefined) timers.clearTimeout(pollTimer)
       for (const off of unsubscribe.splice(0)) off()
+      // Stops retrying its subscriptions, which would otherwise go on after Redis is closed.
+      channel.close()
       await lease.stop()
       await loading
     },

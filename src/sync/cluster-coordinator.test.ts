@@ -1,0 +1,163 @@
+/**
+ * The coordinator's part in keeping a shared copy in Redis: a leader puts its snapshot back when
+ * Redis answers that none is recorded (restarted empty, or down while the leader synced
+ * standalone), and only then — not while Redis fails, not over another instance's announcement,
+ * never as a follower. Stubs for the lease, channel and sync: the real ones are exercised against
+ * real Redis servers in test/integration/redis-faults.test.ts.
+ */
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { ClusterChannel, RecordedSnapshot, SnapshotAnnouncement } from '../cache/cluster-channel.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
+import { createClusterCoordinator, type ClusterCoordinator } from './cluster-coordinator.js'
+import type { LeaderLease, LeaseRole } from './leader-lease.js'
+import type { SyncService, Timers } from './sync-service.js'
+
+const POLL_MS = 10
+const timers: Timers = { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout) }
+const quiet = { info: () => undefined, warn: () => undefined }
+
+function stubLease(role: LeaseRole): LeaderLease & { role: LeaseRole } {
+  return { role, owner: 'me', start: () => undefined, checkNow: async () => role, stop: async () => undefined, abandon: () => undefined }
+}
+
+/** What Redis would answer for the recorded announcement; `answer` switches between the cases. */
+function stubChannel() {
+  const state = { answer: 'recorded' as 'recorded' | 'failing', recorded: undefined as SnapshotAnnouncement | undefined, announced: [] as SnapshotAnnouncement[], closed: false }
+  const channel: ClusterChannel = {
+    announceSnapshot: async (a) => {
+      if (state.answer === 'failing') return false
+      state.announced.push(a)
+      state.recorded = a
+      return true
+    },
+    latestSnapshot: async () => (state.answer === 'failing' ? undefined : state.recorded),
+    recordedSnapshot: async (): Promise<RecordedSnapshot> => (state.answer === 'failing' ? { ok: false } : state.recorded ? { ok: true, announcement: state.recorded } : { ok: true }),
+    onSnapshot: () => () => undefined,
+    publishRefresh: async () => 1,
+    onRefresh: () => () => undefined,
+    ready: async () => undefined,
+    close: () => void (state.closed = true),
+  }
+  return { channel, state }
+}
+
+function stubSync(current: Snapshot | undefined) {
+  const received: Snapshot[] = []
+  const sync = {
+    current,
+    status: { lastAttemptAt: undefined, lastSuccessAt: undefined, lastError: undefined, consecutiveFailures: 0, running: false, lastMode: undefined },
+    start: () => undefined,
+    adopt: () => false,
+    receive: (snapshot: Snapshot) => {
+      received.push(snapshot)
+      sync.current = snapshot
+      return true
+    },
+    syncNow: async () => ({ ok: true as const, mode: 'incremental' as const, changed: false, pages: 0, detailsFetched: 0, durationMs: 0 }),
+    refresh: () => undefined,
+    stop: async () => undefined,
+  } satisfies SyncService
+  return { sync, received }
+}
+
+const running: ClusterCoordinator[] = []
+afterEach(async () => {
+  for (const coordinator of running.splice(0)) await coordinator.stop()
+})
+
+function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot }) {
+  const lease = stubLease(options.role)
+  const { channel, state } = stubChannel()
+  const { sync, received } = stubSync(options.current)
+  const stored: Snapshot[] = []
+  const coordinator = createClusterCoordinator({
+    sync, lease, channel, timers, logger: quiet, pollMs: POLL_MS,
+    loadShared: async () => options.shared,
+    storeShared: async (snapshot) => void stored.push(snapshot),
+  })
+  coordinator.start()
+  running.push(coordinator)
+  return { coordinator, lease, state, stored, received, sync }
+}
+
+/** Several polls' worth of time. */
+const polls = (n: number) => sleep(POLL_MS * n + 20)
+
+describe('keeping the shared snapshot in Redis', () => {
+  it('a leader stores and announces its snapshot again when Redis answers that none is recorded, once', async () => {
+    const current = makeSnapshot([{ id: 1, parent: null }, { id: 2, parent: 1 }], {}, 7)
+    const { state, stored } = start({ role: 'leader', current })
+    for (let i = 0; i < 100 && state.announced.length === 0; i++) await sleep(5)
+    expect(stored).toEqual([current])
+    expect(state.announced).toEqual([{ version: 7, fingerprint: current.fingerprint, owner: 'me' }])
+    await polls(5)
+    // Recorded now: nothing is written again.
+    expect(stored).toHaveLength(1)
+
+    // Redis restarted empty: the key is gone, and the leader puts it back.
+    state.recorded = undefined
+    for (let i = 0; i < 100 && stored.length === 1; i++) await sleep(5)
+    expect(stored).toHaveLength(2)
+    expect(state.recorded).toEqual({ version: 7, fingerprint: current.fingerprint, owner: 'me' })
+  })
+
+  it('a leader writes nothing while Redis cannot answer, nor over another instance\'s announcement, nor before it has a snapshot', async () => {
+    const current = makeSnapshot([{ id: 1, parent: null }])
+    const failing = start({ role: 'leader', current })
+    failing.state.answer = 'failing'
+    const other = start({ role: 'leader', current })
+    other.state.recorded = { version: 3, fingerprint: 'theirs', owner: 'another instance' }
+    const empty = start({ role: 'leader' })
+    await polls(8)
+    expect(failing.stored).toEqual([])
+    expect(other.stored).toEqual([])
+    expect(other.state.recorded).toEqual({ version: 3, fingerprint: 'theirs', owner: 'another instance' })
+    expect(empty.stored).toEqual([])
+    expect(empty.state.announced).toEqual([])
+  })
+
+  it('a leader leaves a snapshot it has just synced to the app, which is storing it, until the app announces it', async () => {
+    const first = makeSnapshot([{ id: 1, parent: null }], {}, 1)
+    const synced = makeSnapshot([{ id: 1, parent: null }, { id: 9, parent: 1 }], {}, 2)
+    const leader = start({ role: 'leader', current: first })
+    leader.state.recorded = { version: 1, fingerprint: first.fingerprint, owner: 'me' }
+    await polls(2)
+    // A sync swapped in a new snapshot; the app's save is under way, and nothing is recorded yet.
+    leader.sync.current = synced
+    leader.state.recorded = undefined
+    await polls(6)
+    expect(leader.stored).toEqual([])
+    await leader.coordinator.announce(synced)
+    expect(leader.state.recorded).toEqual({ version: 2, fingerprint: synced.fingerprint, owner: 'me' })
+    await polls(4)
+    expect(leader.stored).toEqual([])
+  })
+
+  it('a follower never stores: it loads the announcement it missed', async () => {
+    const mine = makeSnapshot([{ id: 1, parent: null }], {}, 1)
+    const theirs = makeSnapshot([{ id: 1, parent: null }, { id: 5, parent: 1 }], {}, 2)
+    const follower = start({ role: 'follower', current: mine, shared: theirs })
+    await polls(4)
+    expect(follower.stored).toEqual([])
+    follower.state.recorded = { version: 2, fingerprint: theirs.fingerprint, owner: 'leader' }
+    for (let i = 0; i < 100 && follower.received.length === 0; i++) await sleep(5)
+    expect(follower.received).toEqual([theirs])
+    expect(follower.stored).toEqual([])
+    expect(follower.state.announced).toEqual([])
+  })
+
+  it('a standalone instance leaves Redis alone', async () => {
+    const standalone = start({ role: 'standalone', current: makeSnapshot([{ id: 1, parent: null }]) })
+    await polls(6)
+    expect(standalone.stored).toEqual([])
+    expect(standalone.state.announced).toEqual([])
+  })
+
+  it('closes the channel on stop, so its subscriptions stop being retried', async () => {
+    const { coordinator, state } = start({ role: 'follower' })
+    await coordinator.stop()
+    expect(state.closed).toBe(true)
+  })
+})
