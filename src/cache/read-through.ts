@@ -92,9 +92,35 @@ function errorCode(error: unknown): string | undefined {
   return isProxyError(error) ? error.code : undefined
 }
 
+/**
+ * After the CMS failed a key, how long readers who may be given its stored answer (stale-if-error)
+ * get it at once, while one refresh goes on in the background. Without it each of them would wait
+ * for every attempt (UPSTREAM_TIMEOUT × retries: ~30 s with the defaults) to learn the CMS is down.
+ */
+const FAILURE_HOLD_MS = 5_000
+/** Keys remembered as failing; the oldest are forgotten first (they only cost one wait more). */
+const MAX_FAILING_KEYS = 10_000
+
 export function createReadThrough(options: ReadThroughOptions): ReadThrough {
   const flights = createSingleFlight<CachedAnswer>()
   const background = new Set<Promise<unknown>>()
+  /** Key → when its last refresh failed. */
+  const failedAt = new Map<string, number>()
+
+  function noteFailure(key: string): void {
+    failedAt.delete(key)
+    failedAt.set(key, options.now())
+    if (failedAt.size > MAX_FAILING_KEYS) failedAt.delete(failedAt.keys().next().value!)
+  }
+
+  function inBackground(key: string, pathAndQuery: string, store: boolean, message: string): void {
+    if (flights.has(key)) return
+    const pending = refresh(key, pathAndQuery, store).catch((error: unknown) => {
+      options.logger.warn({ err: error, code: errorCode(error), key }, message)
+    })
+    background.add(pending)
+    void pending.finally(() => background.delete(pending))
+  }
 
   async function lookup(key: string): Promise<CachedAnswer | undefined> {
     for (let i = 0; i < options.tiers.length; i++) {
@@ -131,11 +157,18 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
 
   function refresh(key: string, pathAndQuery: string, store: boolean): Promise<CachedAnswer> {
     const shared = options.sharedFlight
-    return flights.run(key, () =>
-      shared && store
-        ? shared.run(key, () => fetchAndStore(key, pathAndQuery, store), () => lookupFresh(key))
-        : fetchAndStore(key, pathAndQuery, store),
-    )
+    return flights.run(key, async () => {
+      try {
+        const answer = await (shared && store
+          ? shared.run(key, () => fetchAndStore(key, pathAndQuery, store), () => lookupFresh(key))
+          : fetchAndStore(key, pathAndQuery, store))
+        failedAt.delete(key)
+        return answer
+      } catch (error) {
+        noteFailure(key)
+        throw error
+      }
+    })
   }
 
   return {
@@ -145,16 +178,20 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
       if (cached && state === 'fresh') return { answer: cached, outcome: 'hit' }
       if (cached && state === 'stale-while-revalidate') {
         // RFC 5861 §3: answer now, refresh once in the background.
-        if (!flights.has(key)) {
-          const pending = refresh(key, pathAndQuery, store).catch((error: unknown) => {
-            options.logger.warn({ err: error, code: errorCode(error), key }, 'background refresh of a read-through entry failed')
-          })
-          background.add(pending)
-          void pending.finally(() => background.delete(pending))
-        }
+        inBackground(key, pathAndQuery, store, 'background refresh of a read-through entry failed')
         return { answer: cached, outcome: 'stale' }
       }
       const joining = flights.has(key)
+      if (cached && state === 'stale-if-error') {
+        // RFC 5861 §4 lets the stored answer stand in for a failure. While the CMS is known to be
+        // failing this key (or a request for it is already out), readers get it now instead of
+        // waiting for the outcome; one refresh at a time goes on behind them.
+        const failed = failedAt.get(key)
+        if (joining || (failed !== undefined && options.now() - failed < FAILURE_HOLD_MS)) {
+          inBackground(key, pathAndQuery, store, 'read-through: the CMS failed again; still serving the stored answer')
+          return { answer: cached, outcome: 'stale-error' }
+        }
+      }
       try {
         const answer = await refresh(key, pathAndQuery, store)
         return { answer, outcome: joining ? 'coalesced' : 'miss' }

@@ -200,8 +200,10 @@ describe('a stored answer while the CMS fails', () => {
     expect(moved(m0, m1, 'cms_shield_cms_requests_total', { kind: 'list', status: c.cmsStatus })).toBe(1)
     expect(logs.withMessage(READ_THROUGH_STALE_MSG)).toMatchObject([{ level: PINO_WARN, code: c.code, err: { code: c.code } }])
 
-    // The good entry is still there after the failure, and once the CMS is back it is refreshed.
+    // The good entry is still there after the failure, and once the CMS is back (and the 5 s in
+    // which readers of a failing key are not made to wait are over) it is refreshed.
     h.origin.setFault(undefined)
+    clock += 5_000
     const refreshed = await h.get(SEARCH)
     expect(refreshed.headers['cache-status']).toBe('cms-shield; fwd=miss; stored')
     expect(h.origin.hits.total).toBe(2)

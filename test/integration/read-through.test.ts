@@ -112,9 +112,12 @@ describe('read-through', () => {
       expect(served.status).toBe(200)
       expect(served.body).toBe(good.body)
       expect(served.headers['cache-status']).toMatch(/^cms-shield; hit; ttl=-\d+; detail=cms-error$/)
-      // Still the good entry after the failure, and the CMS is asked again next time.
+      // Still the good entry after the failure. The next reader gets it at once, without waiting
+      // for the CMS that has just failed; the CMS is asked again behind it.
       const again = await harness.get(url)
       expect(again.body).toBe(good.body)
+      expect(again.headers['cache-status']).toMatch(/detail=cms-error$/)
+      await harness.app.shield.readThrough.settled()
       expect(harness.origin.hits.total).toBe(3)
       // Past stale-if-error, a failing CMS is a 502.
       clock += 3_600_000
