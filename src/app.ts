@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
+import { clientErrorStatus, endSocket, refuseTunnel, socketAnswer } from './http/socket-answers.js'
 import { hostname } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Dispatcher } from 'undici'
@@ -85,6 +86,9 @@ declare module 'fastify' {
   }
 }
 
+/** Node's default request header limit (16 KiB), pinned. */
+const MAX_HEADER_BYTES = 16 * 1024
+
 const NOBODY: AddressList = { entries: [], has: () => false }
 
 const defaultTimers: Timers = {
@@ -101,10 +105,20 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   let fastPath: FastPath | undefined
   let closing = false
   const app = Fastify({
-    serverFactory: (handler, options) =>
-      createServer(options ?? {}, (req, res) => {
+    serverFactory: (handler, options) => {
+      // The header limit is Node's default, set here so NODE_OPTIONS cannot raise it unseen.
+      const server = createServer({ ...options, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
         if (fastPath?.(req, res) !== true) handler(req, res)
-      }),
+      })
+      server.on('connect', (_req, socket) => refuseTunnel(socket))
+      server.on('upgrade', (_req, socket) => refuseTunnel(socket))
+      return server
+    },
+    // What Node's parser refuses gets the API's error envelope, not Fastify's own shape.
+    clientErrorHandler: (error, socket) => {
+      const status = clientErrorStatus((error as NodeJS.ErrnoException).code)
+      endSocket(socket, socketAnswer(status, status === 431 ? 'request header fields too large' : status === 408 ? 'request timeout' : 'bad request'))
+    },
     logger: deps.logger ?? (deps.logStream ? { ...loggerOptions(config), stream: deps.logStream } : loggerOptions(config)),
     // `X-Request-Id` is honoured when it looks like one, generated otherwise, and sent back.
     requestIdHeader: false,
@@ -217,6 +231,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     },
     now,
     logger: app.log,
+    cmsHealthy: () => sync.status.consecutiveFailures === 0,
   })
 
   const targets = [

@@ -8,7 +8,8 @@ import { isProxyError } from '../errors.js'
 import type { CachedAnswer, ReadThrough, ReadThroughOutcome } from '../cache/read-through.js'
 import { planDetail } from '../query/plan-detail.js'
 import { planFind } from '../query/plan-find.js'
-import { planListing } from '../query/plan-listing.js'
+import { KNOWN_LISTING_PARAMETERS, planListing } from '../query/plan-listing.js'
+import { FILTER_FIELDS } from '../query/plan-steps.js'
 import type { ListQuery } from '../query/plan-types.js'
 import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
 import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
@@ -19,7 +20,7 @@ import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type Http
 import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
 import { etagOf } from './validators.js'
 import { renderList } from './render-list.js'
-import { wagtailErrors } from '../query/wagtail-messages.js'
+import { wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
 
 export interface PagesRequest {
   /** The query string after `?`, raw; `undefined` when the URL had no `?`. */
@@ -38,6 +39,11 @@ export interface PagesServiceOptions {
   readonly cacheTags: boolean
   readonly now: () => number
   readonly logger: { warn(details: object, message: string): void }
+  /**
+   * Whether the CMS answers this instance's syncs (no failure since the last success). A CMS that
+   * does, and answers a forwarded query with a 500, failed on the query's input.
+   */
+  readonly cmsHealthy?: () => boolean
 }
 
 export type ServedFrom = 'index' | 'read-through' | 'error'
@@ -50,6 +56,15 @@ export interface PagesService {
 }
 
 export const PAGES_PATH = '/api/v1/cms/pages/'
+
+/** Parameters every page type has: a 500 on one of them is not blamed on its value. */
+const GENERIC_PARAMETERS: ReadonlySet<string> = new Set([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS, 'html_path'])
+
+/**
+ * Generic parameters whose values the CMS parses in ways cms-shield can only approximate (a date
+ * with non-ASCII digits: `forward-guard.ts` forwards what it cannot decide).
+ */
+const PARSED_BY_THE_CMS: ReadonlySet<string> = new Set(['first_published_at'])
 
 const NOT_READY = proxyFailureAnswer(503, 'cms-shield has not loaded the page tree yet', 1)
 
@@ -138,6 +153,21 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     return { status: stored.status, headers, body: stored.body }
   }
 
+  /**
+   * The 4xx for a forwarded query that a CMS answering everything else (`cmsHealthy`) failed with a
+   * 500 on a value only it can judge (spec §2 table): an unknown `site=` (Wagtail ≤ 7.x 500, 8.0
+   * this 404), a filter on a field of the page type's own or a date it parses, a non-numeric `id` next to find's
+   * `html_path`. `undefined`: a 502 it is, the CMS itself is failing (a 500 on `search=` is the
+   * search backend, not the input).
+   */
+  function cmsFailedOnInput(error: unknown, params: QueryParams | undefined): WagtailError | undefined {
+    if (!params || !isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500) return undefined
+    if (!(options.cmsHealthy?.() ?? false)) return undefined
+    if (params.get('site') !== undefined) return wagtailErrors.siteNotFound
+    if (params.get('html_path') !== undefined && !/^\d+$/.test(params.get('id') ?? '0')) return wagtailErrors.findNotFound
+    return params.keys().some((key) => !GENERIC_PARAMETERS.has(key) || PARSED_BY_THE_CMS.has(key)) ? wagtailErrors.cmsRejectedQuery : undefined
+  }
+
   async function readThrough(snapshot: Snapshot, relative: string, scope: Scope, params?: QueryParams): Promise<HttpAnswer> {
     try {
       // `order=random` is a new order every time (spec §3): never replay it.
@@ -151,6 +181,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       // `code` at the top level, as on the sync's failure line, so one filter finds both.
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
+      const blamed = cmsFailedOnInput(error, params)
+      if (blamed) return errorAnswer(blamed)
       return proxyFailureAnswer(502, 'the CMS could not answer this query')
     }
   }
@@ -190,7 +222,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
         const id = Number(BigInt(pathId))
         const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
-        return readThrough(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope)
+        return readThrough(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)
       }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
@@ -204,8 +236,11 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const plan = planFind(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
-        const query = djangoUrlencode(params.lists())
-        return readThrough(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope)
+        // `format=api` was negotiated here; sent on, the CMS would pick its HTML renderer and
+        // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
+        // repeats the query in its Location.
+        const query = djangoUrlencode(params.lists().filter(([key]) => key !== 'format' || params.get('format') !== 'api'))
+        return readThrough(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)
       }
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''

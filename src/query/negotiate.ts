@@ -29,7 +29,8 @@ function acceptable(accept: string): boolean {
 
 export function negotiate(params: QueryParams, accept: string | undefined): WagtailError | undefined {
   const format = params.get('format')
-  if (format !== undefined) {
+  // DRF's `if format:`: an empty `?format=` filters nothing and negotiation goes on.
+  if (format !== undefined && format !== '') {
     return format === 'json' || format === 'api' ? undefined : wagtailErrors.unknownFormat
   }
   if (accept === undefined || accept.trim() === '') return undefined

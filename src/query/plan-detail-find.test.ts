@@ -93,3 +93,41 @@ describe('planFind (spec §4)', () => {
     expect(find('id=4&format=xml')).toEqual({ kind: 'error', error: { status: 404, body: { message: '' } } })
   })
 })
+
+describe('detail and find: what Wagtail 7.x answers with a 500 is refused here (spec §2 table, §4)', () => {
+  const error = (status: number, message: string) => ({ kind: 'error', error: { status, body: { message } } })
+
+  it.each([
+    ['first_published_at=abc', error(400, "field filter error. 'abc' is not a valid value for first_published_at (“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.)")],
+    ['search=blog&search_operator=xor', error(400, "search_operator must be either 'or' or 'and'")],
+    ['site=localhost:abc', error(400, "Field 'port' expected a number but got 'abc'.")],
+    ['site=', error(404, 'No Site matches the given query.')],
+  ])('/pages/4/?%s', (query, expected) => {
+    expect(planDetail('4', parseQueryParams(query), snapshot)).toEqual(expected)
+  })
+
+  it('counts a huge detail id in the length of what it would forward', () => {
+    expect(planDetail('9'.repeat(3100), parseQueryParams('order=id'), snapshot)).toMatchObject({ kind: 'error', error: { status: 414 } })
+    expect(planDetail('0'.repeat(3100) + '4', parseQueryParams('order=id'), snapshot).kind).toBe('forward')
+  })
+
+  it.each([
+    ['id=4&site=localhost:abc', error(400, "Field 'port' expected a number but got 'abc'.")],
+    ['html_path=/nope/&site=%00', error(404, 'No Site matches the given query.')],
+    // 2 + 500 × 7 bytes once `/` is percent-encoded, plus `html_path=`.
+    [`html_path=/${'nope/'.repeat(500)}`, error(414, 'the query is too long to forward to the CMS (3513 bytes encoded; at most 3072)')],
+  ])('find/?%.60s', (query, expected) => {
+    expect(planFind(parseQueryParams(query), snapshot)).toEqual(expected)
+  })
+
+  it('answers "not found" for a non-numeric id instead of forwarding it, unless html_path may still route', () => {
+    expect(planFind(parseQueryParams('site=localhost&id=abc'), snapshot)).toEqual(error(404, 'not found'))
+    expect(planFind(parseQueryParams('type=home.Unseen&id='), snapshot)).toEqual(error(404, 'not found'))
+    expect(planFind(parseQueryParams('site=localhost&id=%204%20'), snapshot).kind).toBe('forward')
+    expect(planFind(parseQueryParams('html_path=/nope/&id=abc'), snapshot).kind).toBe('forward')
+  })
+
+  it('forwards find/ without checking filters it never runs', () => {
+    expect(planFind(parseQueryParams('html_path=/nope/&first_published_at=abc&search=x&search_operator=xor'), snapshot).kind).toBe('forward')
+  })
+})

@@ -4,11 +4,12 @@
  * @module
  */
 import type { Snapshot } from '../tree/snapshot.js'
+import { forwardUnlessDoomed } from './forward-guard.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { DetailPlan } from './plan-types.js'
 import { KNOWN_LISTING_PARAMETERS } from './plan-listing.js'
-import { FILTER_FIELDS, fieldFilters, forwardIfPresent, resolveTypes, toPageId, treeFilters } from './plan-steps.js'
+import { FILTER_FIELDS, fieldFilters, forwardIfPresent, resolveTypes, siteFilter, toPageId, treeFilters } from './plan-steps.js'
 
 const KNOWN = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS])
 
@@ -18,31 +19,35 @@ const KNOWN = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS])
 export function planDetail(pathId: string, params: QueryParams, snapshot: Snapshot, accept?: string): DetailPlan {
   const refused = negotiate(params, accept)
   if (refused) return { kind: 'error', error: refused }
+  // The id is forwarded without its leading zeros (pages-service.ts).
+  const forwardedId = /^[0-9]+$/.test(pathId) ? String(BigInt(pathId)) : pathId
+  const forward = (reason: string) => forwardUnlessDoomed(params, snapshot, reason, { view: 'detail', pathId: forwardedId })
 
   const typed = resolveTypes(params, snapshot)
   if ('error' in typed) return { kind: 'error', error: typed.error }
-  if ('forward' in typed) return { kind: 'forward', reason: typed.forward }
+  if ('forward' in typed) return forward(typed.forward)
 
-  const site = forwardIfPresent(params, ['site'])
-  if ('forward' in site) return { kind: 'forward', reason: site.forward }
+  const site = siteFilter(params)
+  if ('error' in site) return { kind: 'error', error: site.error }
+  if ('forward' in site) return forward(site.forward)
 
   // Unknown keys are ignored here, unless one model's own fields could be filters.
   if (typed.value.singleModel && params.keys().some((key) => !KNOWN.has(key))) {
-    return { kind: 'forward', reason: 'model-specific parameters' }
+    return forward('model-specific parameters')
   }
 
   const fields = fieldFilters(params)
   if ('error' in fields) return { kind: 'error', error: fields.error }
-  if ('forward' in fields) return { kind: 'forward', reason: fields.forward }
+  if ('forward' in fields) return forward(fields.forward)
 
   const tree = treeFilters(params, snapshot)
   if ('error' in tree) return { kind: 'error', error: tree.error }
-  if ('forward' in tree) return { kind: 'forward', reason: tree.forward }
+  if ('forward' in tree) return forward(tree.forward)
 
   const rest = forwardIfPresent(params, ['order', 'translation_of', 'locale', 'search'])
-  if ('forward' in rest) return { kind: 'forward', reason: rest.forward }
-  if (params.has('fields') && params.get('fields') !== '') return { kind: 'forward', reason: 'fields is answered by the CMS' }
-  if (fields.value.needsCms) return { kind: 'forward', reason: 'filter answered by the CMS' }
+  if ('forward' in rest) return forward(rest.forward)
+  if (params.has('fields') && params.get('fields') !== '') return forward('fields is answered by the CMS')
+  if (fields.value.needsCms) return forward('filter answered by the CMS')
 
   return {
     kind: 'index',

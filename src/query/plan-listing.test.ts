@@ -47,6 +47,9 @@ describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
     ['show_in_menus=True', 400, "field filter error. 'True' is not a valid value for show_in_menus (expected 'true' or 'false', got 'True')"],
     ['id=abc', 400, "field filter error. 'abc' is not a valid value for id (invalid literal for int() with base 10: 'abc')"],
     ['slug=%00', 400, 'field filter error. null characters are not allowed for slug'],
+    // Converted fields fail their conversion before the NUL check is reached.
+    ['show_in_menus=%00', 400, "field filter error. '\u0000' is not a valid value for show_in_menus (expected 'true' or 'false', got '\u0000')"],
+    ['id=%00', 400, "field filter error. '\u0000' is not a valid value for id (invalid literal for int() with base 10: '\\x00')"],
     ['alias_of=abc', 400, "field filter error. 'abc' is not a valid value for alias_of (Field 'id' expected a number but got 'abc'.)"],
     ['format=xml', 404, ''],
     // Validation order (spec §1, verified examples).
@@ -68,6 +71,9 @@ describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
     expect(plan('limit=1', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8').kind).toBe('index')
     expect(plan('limit=1', 'application/json; indent=2').kind).toBe('index')
     expect(plan('format=json', 'text/plain').kind).toBe('index')
+    // An empty `?format=` is falsy to DRF: no renderer is filtered out, Accept still counts.
+    expect(plan('format=&limit=1').kind).toBe('index')
+    expect(plan('format=', 'text/plain').kind).toBe('error')
   })
 
   it('answers "type=" by what the CMS was seen to do (5.2+ ignores it, older versions refuse)', () => {
@@ -155,6 +161,64 @@ describe('planListing: what only the CMS can answer goes read-through', () => {
     expect(plan('descendant_of=3', undefined, withOrphan).kind).toBe('forward')
     expect(plan('ancestor_of=5', undefined, withOrphan).kind).toBe('forward')
     expect(plan('child_of=3', undefined, withOrphan).kind).toBe('index')
+  })
+})
+
+describe('planListing: what Wagtail 7.x answers with a 500 is refused here, never forwarded (spec §2 table)', () => {
+  const fieldError = (value: string, reason: string) =>
+    `field filter error. '${value}' is not a valid value for first_published_at (${reason})`
+  it.each([
+    ['first_published_at=abc', 400, fieldError('abc', '“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.')],
+    ['first_published_at=2024-02-30', 400, fieldError('2024-02-30', '“2024-02-30” value has the correct format (YYYY-MM-DD) but it is an invalid date.')],
+    ['first_published_at=2024-01-01T25:00', 400, fieldError('2024-01-01T25:00', '“2024-01-01T25:00” value has the correct format (YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ]) but it is an invalid date/time.')],
+    // Forwarded for another reason first (an unseen type), and still refused before it leaves.
+    ['type=home.Unseen&first_published_at=abc', 400, fieldError('abc', '“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.')],
+    ['search=blog&search_operator=xor', 400, "search_operator must be either 'or' or 'and'"],
+    ['order=title&search=blog&search_operator=', 'forward', ''],
+    ['site=localhost:abc', 400, "Field 'port' expected a number but got 'abc'."],
+    ['site=localhost:', 400, "Field 'port' expected a number but got ''."],
+    ['site=', 404, 'No Site matches the given query.'],
+    ['site=a%00b', 404, 'No Site matches the given query.'],
+    [`site=${'h'.repeat(256)}`, 404, 'No Site matches the given query.'],
+    ['site=nope', 'forward', ''],
+    ['site=localhost:%2080', 'forward', ''],
+    ['order=title&offset=99999999999999999999', 400, 'offset cannot be higher than 9223372036854775807'],
+    ['order=title&offset=9223372036854775807', 'forward', ''],
+    // Over WAGTAILAPI_LIMIT_MAX: the CMS answers its own 400 before any overflow.
+    ['search=x&limit=99999999999999999999', 'forward', ''],
+  ])('?%s → %s %j', (query, status, message) => {
+    const result = plan(query)
+    if (status === 'forward') expect(result.kind).toBe('forward')
+    else expect(result).toEqual({ kind: 'error', error: { status, body: { message } } })
+  })
+
+  it('refuses LIMIT overflow only where the CMS has no maximum', () => {
+    const unlimited = probeTree({ limitMax: null })
+    expect(plan('order=id&limit=9223372036854775808', undefined, unlimited)).toEqual({
+      kind: 'error',
+      error: { status: 400, body: { message: 'limit cannot be higher than 9223372036854775807' } },
+    })
+    // The index answers any limit itself.
+    expect(plan('limit=9223372036854775808', undefined, unlimited).kind).toBe('index')
+  })
+
+  it('accepts every operator the search backend lower-cases to and/or, and any operator with an empty search', () => {
+    for (const query of ['search=x&search_operator=AND', 'search=x&search_operator=Or', 'search=&search_operator=xor', 'search_operator=xor&order=id']) {
+      expect(plan(query).kind, query).toBe('forward')
+    }
+  })
+
+  it('answers 414 instead of forwarding a query longer than a CMS web server takes', () => {
+    const long = plan(`search=${'x'.repeat(3100)}`)
+    expect(long).toEqual({
+      kind: 'error',
+      error: { status: 414, body: { message: 'the query is too long to forward to the CMS (3107 bytes encoded; at most 3072)' } },
+    })
+    // Percent-encoding is counted as sent: 1,100 commas are 3,300 bytes.
+    expect(plan(`search=${','.repeat(1100)}`).kind).toBe('error')
+    expect(plan(`search=${'x'.repeat(3000)}`).kind).toBe('forward')
+    // A long query the index answers needs no CMS.
+    expect(plan(`title=${'x'.repeat(5000)}`).kind).toBe('index')
   })
 })
 

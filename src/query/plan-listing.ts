@@ -3,10 +3,11 @@
  * @module
  */
 import type { Snapshot } from '../tree/snapshot.js'
+import { forwardUnlessDoomed } from './forward-guard.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, resolveTypes, treeFilters } from './plan-steps.js'
+import { FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, resolveTypes, siteFilter, treeFilters } from './plan-steps.js'
 import { wagtailErrors } from './wagtail-messages.js'
 
 /** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (spec §2, identical 4.1 → 7.x). */
@@ -31,42 +32,44 @@ function byCodePoint(a: string, b: string): number {
 export function planListing(params: QueryParams, snapshot: Snapshot, accept?: string): ListPlan {
   const refused = negotiate(params, accept)
   if (refused) return { kind: 'error', error: refused }
+  const forward = (reason: string) => forwardUnlessDoomed(params, snapshot, reason, { view: 'listing' })
 
   const typed = resolveTypes(params, snapshot)
   if ('error' in typed) return { kind: 'error', error: typed.error }
-  if ('forward' in typed) return { kind: 'forward', reason: typed.forward }
+  if ('forward' in typed) return forward(typed.forward)
 
-  // `site` is read by get_base_queryset, right after `type`; it can fail in version-specific ways.
-  const site = forwardIfPresent(params, ['site'])
-  if ('forward' in site) return { kind: 'forward', reason: site.forward }
+  // `site` is read by get_base_queryset, right after `type` (spec §1).
+  const site = siteFilter(params)
+  if ('error' in site) return { kind: 'error', error: site.error }
+  if ('forward' in site) return forward(site.forward)
 
   const unknown = params.keys().filter((key) => !ALLOWED.has(key))
   if (unknown.length > 0) {
     // With one model, its own database fields are parameters too; only the CMS knows them.
-    if (typed.value.singleModel) return { kind: 'forward', reason: 'model-specific parameters' }
-    if (unknown.some((key) => VERSION_DEPENDENT.has(key))) return { kind: 'forward', reason: 'version-dependent parameter' }
+    if (typed.value.singleModel) return forward('model-specific parameters')
+    if (unknown.some((key) => VERSION_DEPENDENT.has(key))) return forward('version-dependent parameter')
     return { kind: 'error', error: wagtailErrors.unknownParameters(unknown.sort(byCodePoint)) }
   }
 
   const fields = fieldFilters(params)
   if ('error' in fields) return { kind: 'error', error: fields.error }
-  if ('forward' in fields) return { kind: 'forward', reason: fields.forward }
+  if ('forward' in fields) return forward(fields.forward)
 
   const tree = treeFilters(params, snapshot)
   if ('error' in tree) return { kind: 'error', error: tree.error }
-  if ('forward' in tree) return { kind: 'forward', reason: tree.forward }
+  if ('forward' in tree) return forward(tree.forward)
 
   // OrderingFilter, TranslationOfFilter, LocaleFilter, SearchFilter: all need the CMS.
   const rest = forwardIfPresent(params, ['order', 'translation_of', 'locale', 'search'])
-  if ('forward' in rest) return { kind: 'forward', reason: rest.forward }
+  if ('forward' in rest) return forward(rest.forward)
 
   const page = pagination(params, snapshot)
   if ('error' in page) return { kind: 'error', error: page.error }
-  if ('forward' in page) return { kind: 'forward', reason: page.forward }
+  if ('forward' in page) return forward(page.forward)
 
   // `fields=` (empty) means the default fields; anything else is the serializer's business.
-  if (params.has('fields') && params.get('fields') !== '') return { kind: 'forward', reason: 'fields is answered by the CMS' }
-  if (fields.value.needsCms) return { kind: 'forward', reason: 'filter answered by the CMS' }
+  if (params.has('fields') && params.get('fields') !== '') return forward('fields is answered by the CMS')
+  if (fields.value.needsCms) return forward('filter answered by the CMS')
 
   return {
     kind: 'index',

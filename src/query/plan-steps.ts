@@ -5,6 +5,7 @@
  * @module
  */
 import type { Snapshot } from '../tree/snapshot.js'
+import { djangoDateTime } from './django-datetime.js'
 import { pythonInt } from './python-int.js'
 import { pythonRepr } from './python-repr.js'
 import type { QueryParams } from './query-params.js'
@@ -56,6 +57,30 @@ export function resolveTypes(params: QueryParams, snapshot: Snapshot): Step<Type
   return { value: { types: new Set(canonical), modelName: 'Page', singleModel: false } }
 }
 
+/** A Site hostname is a CharField(max_length=255) that forms never let hold a NUL or be empty. */
+const SITE_HOSTNAME_MAX = 255
+
+/**
+ * `get_base_queryset`'s `?site=host[:port]` (spec §2). Only the CMS knows its Sites, so a
+ * plausible value goes to it; what no Site can match is answered here with Wagtail 8.0's texts,
+ * because 7.x lets the lookup's exception escape as an HTML 500.
+ */
+export function siteFilter(params: QueryParams): Step<void> {
+  const raw = params.get('site')
+  if (raw === undefined) return { value: undefined }
+  const colon = raw.indexOf(':')
+  const hostname = colon < 0 ? raw : raw.slice(0, colon)
+  if (colon >= 0) {
+    // Django converts the port before the query runs: IntegerField.get_prep_value's ValueError.
+    const port = raw.slice(colon + 1)
+    if (!pythonInt(port).ok) return { error: wagtailErrors.sitePortInvalid(pythonRepr(port)) }
+  }
+  if (hostname === '' || hostname.includes('\u0000') || Array.from(hostname).length > SITE_HOSTNAME_MAX) {
+    return { error: wagtailErrors.siteNotFound }
+  }
+  return { forward: 'site is answered by the CMS' }
+}
+
 /** Parameters that need the CMS whenever present, each at its place in Wagtail's order. */
 export function forwardIfPresent(params: QueryParams, keys: readonly string[]): Step<void> {
   for (const key of keys) if (params.has(key)) return { forward: `${key} is answered by the CMS` }
@@ -73,6 +98,9 @@ export const FILTER_FIELDS = [
   'first_published_at',
   'alias_of',
 ] as const
+
+/** FieldsFilter converts these before filtering: `parse_boolean`, `int()`, the FK's `get_prep_value`. */
+const CONVERTED_FIELDS = new Set(['id', 'show_in_menus', 'alias_of'])
 
 const STRING_FILTERS = {
   title: 'title',
@@ -92,7 +120,9 @@ export function fieldFilters(params: QueryParams): Step<{ filters: PageFilters; 
   const fields = new Set<string>(FILTER_FIELDS)
   for (const [key, value] of params.items()) {
     if (!fields.has(key)) continue
-    if (value.includes('\u0000')) return { error: wagtailErrors.fieldFilterNul(key) }
+    // Booleans, integers and foreign keys are converted first, so a NUL fails their conversion;
+    // the NUL check (6.2+) guards only the values passed to the database as text (spec §2).
+    if (value.includes('\u0000') && !CONVERTED_FIELDS.has(key)) return { error: wagtailErrors.fieldFilterNul(key) }
     if (key === 'id') {
       const parsed = pythonInt(value)
       if (!parsed.ok) return { error: wagtailErrors.fieldFilterInvalid(value, key, parsed.message) }
@@ -107,7 +137,10 @@ export function fieldFilters(params: QueryParams): Step<{ filters: PageFilters; 
       }
       needsCms = true
     } else if (key === 'first_published_at') {
-      // A datetime the database cannot parse fails only when the query runs: the CMS decides.
+      // Wagtail lets Django's ValidationError escape (an HTML 500, spec §2): refuse it here in
+      // FieldsFilter's frame, with Django's text. A parsable value is filtered by the CMS.
+      const verdict = djangoDateTime(value)
+      if (verdict.kind === 'invalid') return { error: wagtailErrors.fieldFilterInvalid(value, key, verdict.message) }
       needsCms = true
     } else {
       filters[STRING_FILTERS[key as keyof typeof STRING_FILTERS]] = value

@@ -4,11 +4,17 @@
  * @module
  */
 
-/** A validation outcome in Wagtail's own words: status and exact JSON body. */
+/**
+ * A validation outcome in Wagtail's own words: status and exact JSON body. 414 is cms-shield's
+ * own: a query too long to forward (see `forward-guard.ts`), in the same envelope.
+ */
 export interface WagtailError {
-  readonly status: 400 | 404 | 406
+  readonly status: 400 | 404 | 406 | 414
   readonly body: { readonly message: string } | { readonly detail: string }
 }
+
+/** The largest integer SQLite and PostgreSQL take for LIMIT/OFFSET (a signed 64-bit integer). */
+export const DATABASE_INT_MAX = 2n ** 63n - 1n
 
 const badRequest = (message: string): WagtailError => ({ status: 400, body: { message } })
 const notFound = (message: string): WagtailError => ({ status: 404, body: { message } })
@@ -34,6 +40,30 @@ export const wagtailErrors = {
   /** Detail view: `get_object_or_404` names the queryset's model (spec §4). */
   noMatch: (modelName: string) => notFound(`No ${modelName} matches the given query.`),
   findNotFound: notFound('not found'),
+
+  // Inputs Wagtail 7.x answers with an HTML 500 (spec §2 table); cms-shield answers them itself.
+  /** 8.0's text for `?site=host:abc` (spec §2: Django's IntegerField message for the port). */
+  sitePortInvalid: (repr: string) => badRequest(`Field 'port' expected a number but got ${repr}.`),
+  /** 8.0's answer for a `?site=` no Site can have (spec §2: `get_object_or_404`). */
+  siteNotFound: notFound('No Site matches the given query.'),
+  /**
+   * Not Wagtail's: a forwarded query the CMS answered with a 500 while it answers everything else
+   * (spec table, §2: unparsable values of fields only the CMS knows, an unknown `site=` on ≤ 7.x).
+   * The input is what broke it, so the client gets a 4xx, never a 5xx.
+   */
+  cmsRejectedQuery: badRequest('the CMS could not answer this query: one of its parameters has a value it cannot use'),
+  /**
+   * `?search=x&search_operator=xor`: the search backend's own ValueError ("`operator` must be
+   * either 'or' or 'and'."), named after the parameter the client sent.
+   */
+  searchOperatorInvalid: badRequest("search_operator must be either 'or' or 'and'"),
+  /** `offset`/`limit` beyond the database's integers (SQLite overflow, verified 500), worded like `limitTooHigh`. */
+  databaseIntTooHigh: (param: 'offset' | 'limit') => badRequest(`${param} cannot be higher than ${DATABASE_INT_MAX}`),
+  /** cms-shield's own: a read-through whose query the CMS's server could not take (see forward-guard.ts). */
+  queryTooLong: (bytes: number, max: number) => ({
+    status: 414,
+    body: { message: `the query is too long to forward to the CMS (${bytes} bytes encoded; at most ${max})` },
+  }) as WagtailError,
 } as const
 
 /** Python's `parse_boolean` reason text (wagtail/api/v2/utils.py). */

@@ -445,15 +445,18 @@ function compareValues(a: unknown, b: unknown): number {
  * substring test of the title per term; an empty query matches nothing (verified `search=` → 0).
  */
 function compileSearch(query: QueryDict, filteredFields: readonly string[], orderedFields: readonly string[]): (node: PageNode) => boolean {
-  const operator = query.get('search_operator')
-  if (operator !== undefined && operator !== 'and' && operator !== 'or') throw new ServerError(`bad search operator ${operator}`)
+  const search = query.get('search') as string
+  // An empty query short-cuts to no results before the backend sees the operator; the backend
+  // lower-cases the operator and defaults an empty one (`operator or 'or'`).
+  const operator = search === '' ? 'or' : (query.get('search_operator') || 'or').toLowerCase()
+  if (operator !== 'and' && operator !== 'or') throw new ServerError(`bad search operator ${operator}`)
   for (const field of filteredFields) {
     if (!INDEXED_FIELDS.has(field)) throw badRequest(`cannot filter by '${field}' while searching (field is not indexed)`)
   }
   for (const field of orderedFields) {
     if (!INDEXED_FIELDS.has(field)) throw badRequest(`cannot order by '${field}' while searching (field is not indexed)`)
   }
-  const terms = (query.get('search') as string).toLowerCase().split(/\s+/).filter((term) => term !== '')
+  const terms = search.toLowerCase().split(/\s+/).filter((term) => term !== '')
   if (terms.length === 0) return () => false
   if (operator === 'or') return (node) => terms.some((term) => node.page.title.toLowerCase().includes(term))
   return (node) => terms.every((term) => node.page.title.toLowerCase().includes(term))
