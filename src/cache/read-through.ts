@@ -57,6 +57,11 @@ export interface ReadThrough {
   get(key: string, pathAndQuery: string, options?: { store?: boolean }): Promise<{ answer: CachedAnswer; outcome: ReadThroughOutcome }>
   /** Refreshes started in the background and not yet settled (tests wait for them). */
   settled(): Promise<void>
+  /**
+   * Drops `key` from this process's own tier: its entry can no longer be asked for (its pages
+   * changed). The shared tier keeps it: an instance still on the older snapshot may ask.
+   */
+  forget(key: string): void
 }
 
 function toEntry(answer: CachedAnswer): StoredEntry {
@@ -208,6 +213,9 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
     },
     async settled() {
       await Promise.allSettled([...background])
+    },
+    forget(key) {
+      for (const tier of options.tiers) if (tier.name === 'memory') void tier.delete(key)
     },
   }
 }

@@ -6,6 +6,7 @@
 import { LRUCache } from 'lru-cache'
 import { isProxyError } from '../errors.js'
 import type { CachedAnswer, ReadThrough, ReadThroughOutcome } from '../cache/read-through.js'
+import { createSupersededKeys } from '../cache/superseded-keys.js'
 import { planDetail } from '../query/plan-detail.js'
 import { planFind } from '../query/plan-find.js'
 import { KNOWN_LISTING_PARAMETERS, planListing } from '../query/plan-listing.js'
@@ -78,14 +79,13 @@ function forwardedQuery(params: QueryParams): string {
 }
 
 /**
- * The rendered-list cache key: the digest of the pages the list's scope covers (`list-scope.ts`)
- * and everything else that selects and renders. A list whose scope did not change between two
- * snapshots keeps its body, and with it its ETag.
+ * What selects and renders a list, bar its pages: with the digest of the pages the list's scope
+ * covers (`list-scope.ts`) it keys the rendered-list cache. A list whose scope did not change
+ * between two snapshots keeps its body, and with it its ETag.
  */
-function listKey(scopeKey: string, query: ListQuery): string {
+function listQueryKey(query: ListQuery): string {
   const f = query.filters
   return JSON.stringify([
-    scopeKey,
     query.types === null ? null : [...query.types].sort(),
     query.specific,
     f.id ?? null, f.title ?? null, f.slug ?? null, f.seoTitle ?? null, f.searchDescription ?? null, f.showInMenus ?? null,
@@ -99,6 +99,9 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     maxSize: options.renderCacheMaxBytes,
     sizeCalculation: (body, key) => body.length + key.length,
   })
+  // Entries a newer snapshot made unreachable are dropped at once (`superseded-keys.ts`).
+  const renderedDigests = createSupersededKeys()
+  const forwardedDigests = createSupersededKeys()
   const base = options.baseUrl.replace(/\/+$/, '')
   const cacheControl = cacheControlValue(options.clientCache)
   // Index answers are the same for every request: their header sets are built once per body.
@@ -174,8 +177,10 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const store = params?.get('order') !== 'random'
       // Keyed by the digest of the pages the answer depends on (the whole tree for search or
       // find): a change there means a new key on every instance, a change elsewhere keeps it.
-      const key = `${scopeDigest(snapshot, scope)}:${relative}`
-      const { answer, outcome } = await options.readThrough.get(key, relative, { store })
+      const digest = scopeDigest(snapshot, scope)
+      const dead = store ? forwardedDigests.replace(relative, digest) : undefined
+      if (dead !== undefined) options.readThrough.forget(`${dead}:${relative}`)
+      const { answer, outcome } = await options.readThrough.get(`${digest}:${relative}`, relative, { store })
       return toAnswer(answer, outcome, tags(snapshot, scope))
     } catch (error) {
       // `code` at the top level, as on the sync's failure line, so one filter finds both.
@@ -198,14 +203,17 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         return readThrough(snapshot, forwardedQuery(params), scopeOfParams(snapshot, (key) => params.get(key)), params)
       }
       const scope = scopeOfSelection(snapshot, plan.query)
-      const key = listKey(scopeDigest(snapshot, scope), plan.query)
-      let body = rendered.get(key)
+      const query = listQueryKey(plan.query)
+      const digest = scopeDigest(snapshot, scope)
+      let body = rendered.get(`${digest}\u0000${query}`)
       if (!body) {
         const matching = selectPages(snapshot, plan.query)
         const { offset, limit } = plan.query
         const items = offset >= matching.length ? [] : matching.slice(offset, offset + limit)
         body = renderList(matching.length, items, plan.query.specific)
-        rendered.set(key, body)
+        rendered.set(`${digest}\u0000${query}`, body)
+        const dead = renderedDigests.replace(query, digest)
+        if (dead !== undefined) rendered.delete(`${dead}\u0000${query}`)
       }
       return indexAnswer(body, snapshot, scope)
     },
