@@ -175,6 +175,39 @@ describe('refresh requests and full syncs', () => {
     await sync.stop()
   })
 
+  it('retries a full sync that met an edit in progress as an incremental one, and the full one at the next interval', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    let now = 0
+    let editDuringDetail = false
+    // An editor renames page 2 between its listing item and its detail being read.
+    const get: typeof cms.get = async (path, signal) => {
+      const answer = await cms.get(path, signal)
+      if (editDuringDetail && path.endsWith('/2/')) {
+        editDuringDetail = false
+        return { ...answer, text: answer.text.replace('"Child"', '"Child, renamed"') }
+      }
+      return answer
+    }
+    const results: string[] = []
+    const sync = service({ ...cms, get }, clock.timers, {
+      now: () => now, fullIntervalMs: 3_600_000, onSyncEnd: (r) => void results.push(`${r.mode}:${r.ok ? 'ok' : r.code}`),
+    })
+    sync.start()
+    await settle()
+    now = 3_600_000
+    editDuringDetail = true
+    clock.fire()
+    await settle()
+    clock.fire() // the retry
+    await settle()
+    expect(results).toEqual(['full:ok', 'full:SYNC_INCONSISTENT', 'incremental:ok'])
+    clock.fire() // the next interval: the full sync is due, and tried again
+    await settle()
+    expect(results.at(-1)).toBe('full:ok')
+    await sync.stop()
+  })
+
   it('takes a newer snapshot from the syncing instance, and ignores one it already has', async () => {
     const cms = stubCms()
     const leader = service(cms, manualTimers().timers)

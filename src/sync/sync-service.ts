@@ -137,6 +137,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   /** Learned from the CMS once per process; `undefined` = not probed yet. */
   let withFields: boolean | undefined
   let running: Promise<SyncResult> | undefined
+  /** The next sync is incremental even if a full one is due (see the failure path). */
+  let deferFull = false
   /** The last pass's listing windows and the snapshot they describe (`fetchListingPass`). */
   let windows: { readonly of: Snapshot; readonly windows: ListingWindows } | undefined
   let controller: AbortController | undefined
@@ -176,7 +178,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       options.logger.info({ ...progress }, `sync: ${progress.phase} ${progress.done}/${progress.total}`)
     }
     const requested = new Set(pending.ids)
-    const full = requestedFull || pending.all || !current || started - current.fullSyncedAt >= fullIntervalMs
+    const fullDue = started - (current?.fullSyncedAt ?? 0) >= fullIntervalMs && !deferFull
+    deferFull = false
+    const full = requestedFull || pending.all || !current || fullDue
     pending.ids.clear()
     pending.all = false
     pending.any = false
@@ -259,6 +263,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       const code = isProxyError(error) ? error.code : error instanceof TreeInconsistentError ? 'SYNC_INCONSISTENT' : 'SYNC_FAILED'
       status.lastError = error.message
       status.lastErrorCode = code
+      // A full sync that met an edit in progress (a page changed between its listing and its
+      // detail) would meet the next one too while editors work: the retry is incremental, so
+      // edits keep arriving, and the full sync is tried again at the next interval.
+      if (mode === 'full' && current && code === 'SYNC_INCONSISTENT' && !requestedFull && !pending.all) deferFull = true
       status.consecutiveFailures++
       status.lastMode = mode
       const durationMs = options.now() - started
