@@ -12,7 +12,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
 import { createMemoryStore, type MemoryStore } from './cache/stores/memory-store.js'
-import { loggerOptions, requestIdFrom } from './observability/logging.js'
+import { loggerOptions, requestIdFrom, writesAt } from './observability/logging.js'
 import { createMetrics, type Metrics } from './observability/metrics.js'
 import { registerMetricsRoute } from './http/routes/metrics.js'
 import { cacheOutcomeOf, routeOf } from './observability/request-labels.js'
@@ -268,7 +268,10 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
       onAnswered: (answered) => {
         const route = routeOf(answered.method, answered.url)
         const cache = cacheOutcomeOf(answered.cacheStatus)
-        app.log.info({ reqId: answered.reqId, method: answered.method, url: answered.url, route, statusCode: answered.status, cache, ms: Math.round(answered.durationMs) }, 'request')
+        // Checked first: building the line's object for a level that is off costs every request.
+        if (writesAt(app.log.level, 'info')) {
+          app.log.info({ reqId: answered.reqId, method: answered.method, url: answered.url, route, statusCode: answered.status, cache, ms: Math.round(answered.durationMs) }, 'request')
+        }
         events.emit('request', { route, method: answered.method, status: answered.status, cache, durationMs: answered.durationMs })
       },
     })

@@ -42,3 +42,12 @@ const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
 export function requestIdFrom(header: string | string[] | undefined): string {
   return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID()
 }
+
+/** pino's numeric levels (`pino.levels.values`), for checks that must not allocate. */
+const LEVEL_VALUES: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 }
+
+/** Whether a logger set to `level` writes lines at `wanted` (`silent` writes none). */
+export function writesAt(level: string, wanted: 'info' | 'debug'): boolean {
+  const value = LEVEL_VALUES[level]
+  return value !== undefined && value <= LEVEL_VALUES[wanted]!
+}
