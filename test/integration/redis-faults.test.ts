@@ -284,17 +284,23 @@ describe('Redis down at start', () => {
   }, 40_000)
 })
 
+/** One leader with a snapshot in its own Redis, readers warmed up over its URLs, one cold key to come. */
+async function leaderUnderLoad() {
+  const redis = await privateRedis()
+  const cms = await origin()
+  const urls = readerUrls(cms)
+  const cold = coldUrls(1)
+  const expected = await expectedBodies(cms, [...urls, ...cold])
+  const a = await instance(cms, redis)
+  await eventually('leader with a snapshot', () => role(a) === 'leader' && a.h.app.shield.sync.current !== undefined, 10_000)
+  const reading = read([a], urls, expected, 4)
+  await untilAnswered(reading, urls, 'warm-up')
+  return { redis, cms, urls, cold, expected, a, reading }
+}
+
 describe('Redis killed under load', () => {
   it('fails no request, answers within a bound from memory and the CMS, and reports the failure in metrics and logs', async () => {
-    const redis = await privateRedis()
-    const cms = await origin()
-    const urls = readerUrls(cms)
-    const cold = coldUrls(1)
-    const expected = await expectedBodies(cms, [...urls, ...cold])
-    const a = await instance(cms, redis)
-    await eventually('leader with a snapshot', () => role(a) === 'leader' && a.h.app.shield.sync.current !== undefined, 10_000)
-    const reading = read([a], urls, expected, 4)
-    await untilAnswered(reading, urls, 'warm-up')
+    const { redis, cms, urls, cold, a, reading } = await leaderUnderLoad()
     cms.resetHits()
 
     const killedAt = performance.now()
@@ -392,15 +398,7 @@ describe('Redis restarted empty', () => {
 
 describe('Redis slow', () => {
   it('answers from memory and the CMS within a bound while Redis hangs, and the leader syncs standalone once its lease runs out', async () => {
-    const redis = await privateRedis()
-    const cms = await origin()
-    const urls = readerUrls(cms)
-    const cold = coldUrls(1)
-    const expected = await expectedBodies(cms, [...urls, ...cold])
-    const a = await instance(cms, redis)
-    await eventually('leader with a snapshot', () => role(a) === 'leader' && a.h.app.shield.sync.current !== undefined, 10_000)
-    const reading = read([a], urls, expected, 4)
-    await untilAnswered(reading, urls, 'warm-up')
+    const { redis, cms, urls, cold, a, reading } = await leaderUnderLoad()
     const timeoutsBefore = await metric(a, /^cms_shield_cache_errors_total\{tier="redis".*timed_out="true"/)
     cms.resetHits()
 
