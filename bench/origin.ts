@@ -15,6 +15,10 @@
  *   POST /latency         {"ms": 250}: delay before every answer
  *   POST /site            {"pages": 10000, "seed": 1}: replace the tree with a generated one
  *   POST /edit            {"id": 42} (or {} for a random page): change that page's title
+ *   POST /mutate          {"op": "flag"|"body"|"move"|"create"|"delete"|"unpublish"|"publish", "id"?: 42}:
+ *                         one more kind of edit, for the soak (scripts/soak.ts); without an id (create
+ *                         takes none) the page is picked at random. delete, unpublish and publish only
+ *                         touch pages that create made, so the generated site's pages keep answering 200.
  *   GET  /info            pages, latency, root id and a sample of page ids
  *
  * The process exits when its standard input closes (the orchestrator died) or on SIGTERM/SIGINT.
@@ -22,7 +26,7 @@
  */
 import { createServer } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { GENERATED_ROOT_ID, generateSite, startFakeWagtail } from '../test/fake-wagtail/index.js'
+import { formatWagtailTimestamp, GENERATED_ROOT_ID, generateSite, startFakeWagtail } from '../test/fake-wagtail/index.js'
 import type { FakePage } from '../test/fake-wagtail/index.js'
 
 /** How many page ids `/site` and `/info` hand back: enough to spread detail hits, small enough to stay cheap. */
@@ -45,6 +49,8 @@ let seed = envInteger('BENCH_ORIGIN_SEED', 1)
 let latencyMs = envInteger('BENCH_ORIGIN_LATENCY_MS', 0)
 let pages: FakePage[] = generateSite({ pages: pageCount, seed })
 let edits = 0
+/** Ids of the pages `/mutate` created (and not yet deleted): the only ones it deletes or unpublishes. */
+let created = new Set<number>()
 
 const origin = await startFakeWagtail({ pages, latencyMs, host: '127.0.0.1', port: 0, recordRequests: false })
 
@@ -98,6 +104,103 @@ function editPage(requested: unknown): { id: number; title: string; path: string
   return { id, title, path: `/api/v1/cms/pages/${id}/` }
 }
 
+const MUTATIONS = ['flag', 'body', 'move', 'create', 'delete', 'unpublish', 'publish'] as const
+type Mutation = (typeof MUTATIONS)[number]
+
+function pickOne<T>(items: readonly T[], what: string): T {
+  if (items.length === 0) throw new Error(`no ${what}`)
+  return items[Math.floor(Math.random() * items.length)] as T
+}
+
+function pageById(id: number): FakePage {
+  const page = pages.find((each) => each.id === id)
+  if (!page) throw new Error(`no page ${id}`)
+  return page
+}
+
+/** The requested page, or a random one of `candidates`. */
+function target(requested: unknown, candidates: readonly FakePage[], what: string): FakePage {
+  return requested === undefined ? pickOne(candidates, what) : pageById(nonNegativeInteger(requested, 'id'))
+}
+
+/**
+ * One edit of a kind `/edit` does not make. Every change goes through the fake's own store
+ * methods (a delete takes the subtree with it); `pages` is then re-read from the store, so
+ * `/edit` and `/info` see the same tree.
+ */
+function mutatePage(op: Mutation, requested: unknown): Record<string, unknown> {
+  const nonRoot = pages.filter((page) => page.parentId !== null)
+  // Top-level LandingPages: the only new parents, so a move never puts a page below itself.
+  const landings = pages.filter((page) => page.parentId === GENERATED_ROOT_ID && page.type === 'cms.LandingPage')
+  edits++
+  let answer: Record<string, unknown>
+  switch (op) {
+    case 'flag': {
+      const page = target(requested, nonRoot, 'page to re-flag')
+      origin.updatePage(page.id, { showInMenus: !page.showInMenus })
+      answer = { id: page.id, showInMenus: !page.showInMenus }
+      break
+    }
+    case 'body': {
+      // A change only the detail shows (no listing field moves): what PURGE exists for.
+      const page = target(requested, nonRoot.filter((each) => typeof each.extra?.intro === 'string'), 'page with an intro')
+      const intro = `${String(page.extra?.intro).replace(/ · rev \d+$/, '')} · rev ${edits}`
+      origin.updatePage(page.id, { extra: { ...page.extra, intro } })
+      answer = { id: page.id, intro }
+      break
+    }
+    case 'move': {
+      const page = target(requested, nonRoot.filter((each) => each.parentId !== GENERATED_ROOT_ID), 'page below the top level')
+      if (page.parentId === GENERATED_ROOT_ID) throw new Error('only pages below the top level move')
+      const parent = pickOne(landings.filter((each) => each.id !== page.parentId), 'other LandingPage')
+      origin.movePage(page.id, parent.id)
+      answer = { id: page.id, parentId: parent.id }
+      break
+    }
+    case 'create': {
+      // A leaf below a random top-level LandingPage (`id` is ignored).
+      const parent = pickOne(landings, 'LandingPage')
+      const template = pages.find((each) => each.type === 'cms.GenericPage')
+      const id = pages.reduce((max, page) => Math.max(max, page.id), 0) + 1
+      const title = `Soak page ${edits}`
+      origin.addPage({
+        id,
+        type: 'cms.GenericPage',
+        title,
+        slug: `soak-page-${edits}`,
+        parentId: parent.id,
+        showInMenus: true,
+        seoTitle: '',
+        searchDescription: '',
+        firstPublishedAt: formatWagtailTimestamp(Date.now(), 0, 'UTC'),
+        extra: { ...template?.extra },
+      })
+      created.add(id)
+      answer = { id, parentId: parent.id, title }
+      break
+    }
+    case 'delete': {
+      const page = target(requested, pages.filter((each) => created.has(each.id)), 'created page')
+      if (!created.has(page.id)) throw new Error(`page ${page.id} was not created by /mutate`)
+      origin.removePage(page.id)
+      created.delete(page.id)
+      answer = { id: page.id }
+      break
+    }
+    case 'unpublish':
+    case 'publish': {
+      const live = op === 'publish'
+      const page = target(requested, pages.filter((each) => created.has(each.id) && (each.live !== false) !== live), `created page to ${op}`)
+      if (!created.has(page.id)) throw new Error(`page ${page.id} was not created by /mutate`)
+      origin.updatePage(page.id, { live })
+      answer = { id: page.id, live }
+      break
+    }
+  }
+  pages = origin.pages()
+  return { op, ...answer, path: `/api/v1/cms/pages/${String(answer.id)}/` }
+}
+
 async function control(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://127.0.0.1')
   const route = `${req.method ?? 'GET'} ${url.pathname}`
@@ -125,12 +228,19 @@ async function control(req: IncomingMessage, res: ServerResponse): Promise<void>
       pages = generateSite({ pages: pageCount, seed })
       origin.setPages(pages)
       edits = 0
+      created = new Set()
       answer = { ...info(), generatedMs: Math.round(performance.now() - started) }
       break
     }
     case 'POST /edit': {
       const body = await readJson(req)
       answer = editPage(body.id)
+      break
+    }
+    case 'POST /mutate': {
+      const body = await readJson(req)
+      if (!(MUTATIONS as readonly unknown[]).includes(body.op)) throw new Error(`op must be one of ${MUTATIONS.join(', ')}`)
+      answer = mutatePage(body.op as Mutation, body.id)
       break
     }
     case 'GET /info':
