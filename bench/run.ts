@@ -11,10 +11,9 @@
  * See bench/README.md for the scenarios, the variables and how to read the ratios.
  * @module
  */
-import { execFileSync } from 'node:child_process'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { Pool } from 'undici'
@@ -22,6 +21,7 @@ import { call, freePort, getJson, GiveUp, hasMetric, metricSum, parseMetrics, po
 import type { MetricSample } from './lib/http.js'
 import { FOREIGN_LOAD_CORES, harnessBound, runLoad, SERVER_BOUND_CORES, waitForQuiet } from './lib/load.js'
 import type { LoadSample, LoadSpec, LoadTarget } from './lib/load.js'
+import { machineInfo } from './lib/machine.js'
 import { BenchChild, killAllChildrenNow, processMemory, stopAllChildren } from './lib/processes.js'
 import { check, fmtBytes, fmtInt, fmtMs, fmtRatio, markdownTable, renderRows, verdict } from './lib/report.js'
 import type { Check, Row } from './lib/report.js'
@@ -177,36 +177,7 @@ function skip(scenario: string, reason: string): void {
   rows.push({ scenario, shield: `skipped: ${reason}`, fastify: '—', node: '—', vsFastify: '—', vsNode: '—', target: '—', met: '—' })
 }
 
-/** The commit measured, and whether src/ differs from it (read-only git commands; undefined outside a checkout). */
-function gitInfo(): { commit: string; srcDiffersFromCommit: boolean } | undefined {
-  try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
-    let srcDiffersFromCommit = false
-    try {
-      execFileSync('git', ['diff', '--quiet', 'HEAD', '--', 'src'], { stdio: 'ignore' })
-    } catch {
-      srcDiffersFromCommit = true
-    }
-    return { commit, srcDiffersFromCommit }
-  } catch {
-    return undefined
-  }
-}
-
-function machineInfo(): Record<string, unknown> {
-  const cpuList = cpus()
-  return {
-    git: gitInfo() ?? null,
-    cpus: cpuList.length,
-    cpuModel: cpuList[0]?.model ?? 'unknown',
-    node: process.version,
-    platform: `${process.platform} ${process.arch}`,
-    totalMemoryBytes: totalmem(),
-    loadAverageAtStart: loadavg().map((value) => round(value, 2)),
-    date: new Date(startedAt).toISOString(),
-  }
-}
-const machine = machineInfo()
+const machine = machineInfo(startedAt)
 
 let reported = false
 function report(status: 'complete' | 'incomplete', reason?: string): void {

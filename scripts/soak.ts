@@ -29,12 +29,12 @@
  * minutes; every exit path stops the children.
  * @module
  */
-import { execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { call, freePort, getJson, GiveUp, sleep, waitFor } from '../bench/lib/http.js'
+import { machineInfo } from '../bench/lib/machine.js'
 import { BenchChild, killAllChildrenNow, machineBusySeconds, processCpuSeconds, runningChildren, stopAllChildren } from '../bench/lib/processes.js'
 import { fmtBytes, fmtInt, fmtMs } from '../bench/lib/report.js'
 import { round } from '../bench/lib/stats.js'
@@ -236,31 +236,7 @@ let idleAfter: IdleSample | undefined
 let shieldInfo: { readyAfterMs: number; env: Record<string, string>; pages: number; logFile: string } | undefined
 let editTotals = { edits: 0, purges: 0 }
 
-function gitInfo(): { commit: string; srcDiffersFromCommit: boolean } | null {
-  // Read-only: which commit was soaked, and whether src/ had changes on top of it.
-  try {
-    const commit = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
-    let srcDiffersFromCommit = false
-    try {
-      execFileSync('git', ['diff', '--quiet', 'HEAD', '--', 'src'], { stdio: 'ignore' })
-    } catch {
-      srcDiffersFromCommit = true
-    }
-    return { commit, srcDiffersFromCommit }
-  } catch {
-    return null
-  }
-}
-
-const machine = {
-  git: gitInfo(),
-  cpus: cpus().length,
-  cpuModel: cpus()[0]?.model ?? 'unknown',
-  node: process.version,
-  totalMemoryBytes: totalmem(),
-  loadAverageAtStart: loadavg().map((value) => round(value, 2)),
-  date: new Date(startedAt).toISOString(),
-}
+const machine = machineInfo(startedAt)
 
 function percentile(values: readonly number[], p: number): number | null {
   if (values.length === 0) return null
