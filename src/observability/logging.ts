@@ -6,7 +6,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto'
-import type { LoggerOptions } from 'pino'
+import { levels, type LoggerOptions } from 'pino'
 import type { Config } from '../config/load-config.js'
 
 /** Paths pino replaces with `[redacted]`, wherever a header object or a setting is logged. */
@@ -43,11 +43,11 @@ export function requestIdFrom(header: string | string[] | undefined): string {
   return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID()
 }
 
-/** pino's numeric levels (`pino.levels.values`), for checks that must not allocate. */
-const LEVEL_VALUES: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 }
-
-/** Whether a logger set to `level` writes lines at `wanted` (`silent` writes none). */
+/**
+ * Whether a logger set to `level` writes lines at `wanted` (`silent` writes none), from pino's
+ * own level table: a check that allocates nothing, for the request path.
+ */
 export function writesAt(level: string, wanted: 'info' | 'debug'): boolean {
-  const value = LEVEL_VALUES[level]
-  return value !== undefined && value <= LEVEL_VALUES[wanted]!
+  const value = levels.values[level]
+  return value !== undefined && value <= levels.values[wanted]!
 }

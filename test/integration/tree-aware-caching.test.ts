@@ -109,3 +109,23 @@ describe('an edit invalidates what depends on it, and only that', () => {
     expect(await ids(to)).toContain(child.id)
   })
 })
+
+describe('entries a new snapshot made unreachable', () => {
+  it('are dropped from this instance\'s memory when the query is asked under its new key', async () => {
+    h = await startShield()
+    const search = '/api/v1/cms/pages/?search=a'
+    expect((await h.get(search)).headers['cache-status']).toBe('cms-shield; fwd=miss; stored')
+    expect(h.app.shield.memoryTier.entries).toBe(1)
+    // A rename anywhere changes the whole-tree digest that keys a search.
+    const page = h.origin.pages().find((p) => p.parentId !== null)!
+    h.origin.updatePage(page.id, { title: `${page.title} (renamed)` })
+    expect((await h.app.shield.sync.syncNow()).ok).toBe(true)
+    h.origin.resetHits()
+    const after = await h.get(search)
+    expect(after.headers['cache-status']).toBe('cms-shield; fwd=miss; stored')
+    expect(h.origin.hits.total).toBe(1)
+    // The answer under the old key is gone, not left to wait for the LRU budget.
+    expect(h.app.shield.memoryTier.entries).toBe(1)
+    expect(after.body).toBe((await h.get(search)).body)
+  })
+})
