@@ -266,7 +266,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
       isClosing: () => closing,
       requestId: requestIdFrom,
       onAnswered: (answered) => {
-        const route = routeOf(answered.method, answered.url)
+        const { route } = answered
         const cache = cacheOutcomeOf(answered.cacheStatus)
         // Checked first: building the line's object for a level that is off costs every request.
         if (writesAt(app.log.level, 'info')) {

@@ -16,6 +16,7 @@
  * @module
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { RouteName } from '../observability/shield-events.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { HttpAnswer } from './answers.js'
 import { PAGES_PATH, type PagesRequest, type PagesService } from './pages-service.js'
@@ -25,6 +26,8 @@ export interface FastAnswered {
   readonly reqId: string
   readonly method: string
   readonly url: string
+  /** The API route the path names: the fast path takes no other. */
+  readonly route: RouteName & ('list' | 'detail' | 'find')
   readonly status: number
   readonly cacheStatus: string | undefined
   readonly durationMs: number
@@ -47,14 +50,26 @@ export interface FastPathOptions {
 export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) & { readonly answered: number }
 
 type View = (request: PagesRequest) => HttpAnswer | Promise<HttpAnswer>
+type ApiRoute = FastAnswered['route']
 
-/** The header list `writeHead` takes, without the request id, built once per answer. */
+/** A synchronous answer remembered for one URL (and `Accept`), with the route its path names. */
+interface Remembered {
+  readonly answer: HttpAnswer
+  readonly route: ApiRoute
+}
+
+/**
+ * The header list `writeHead` takes, built once per answer: `x-request-id` first, its value slot
+ * (index 1) filled in just before each `writeHead`, which copies the list into the header block
+ * at once, so one array serves every request for that answer.
+ */
 const rawHeaders = new WeakMap<HttpAnswer, string[]>()
+const REQUEST_ID_SLOT = 1
 
 function headerList(answer: HttpAnswer): string[] {
   let list = rawHeaders.get(answer)
   if (!list) {
-    list = []
+    list = ['x-request-id', '']
     for (const [name, value] of Object.entries(answer.headers)) list.push(name, value)
     // A 304 carries no body and, as Fastify sends it, no Content-Length.
     if (answer.status !== 304) list.push('content-length', String(answer.body.length))
@@ -67,12 +82,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
   const maxEntries = options.maxEntries ?? 20_000
   const { pages } = options
   let memoFor: Snapshot | undefined
-  const memo = new Map<string, HttpAnswer>()
+  const memo = new Map<string, Remembered>()
 
-  function viewOf(path: string): { view: View } | undefined {
-    if (path.length === PAGES_PATH.length) return { view: pages.list }
+  function viewOf(path: string): { view: View; route: ApiRoute } | undefined {
+    if (path.length === PAGES_PATH.length) return { view: pages.list, route: 'list' }
     const rest = path.slice(PAGES_PATH.length)
-    if (rest === 'find/') return { view: pages.find }
+    if (rest === 'find/') return { view: pages.find, route: 'find' }
     // Django's `[0-9]+/` (leading zeros included); anything else is routed by Fastify.
     for (let i = 0; i < rest.length - 1; i++) {
       const code = rest.charCodeAt(i)
@@ -80,20 +95,23 @@ export function createFastPath(options: FastPathOptions): FastPath {
     }
     if (rest.length < 2 || rest.charCodeAt(rest.length - 1) !== 47) return undefined
     const id = rest.slice(0, -1)
-    return { view: (request) => pages.detail(id, request) }
+    return { view: (request) => pages.detail(id, request), route: 'detail' }
   }
 
-  function write(req: IncomingMessage, res: ServerResponse, answer: HttpAnswer, reqId: string, started: number): void {
+  function write(req: IncomingMessage, res: ServerResponse, answer: HttpAnswer, route: ApiRoute, started: number): void {
+    const reqId = options.requestId(req.headers['x-request-id'])
     const full = conditionalAnswer(answer, req.headers['if-none-match'])
-    const headers = ['x-request-id', reqId, ...headerList(full)]
+    let headers = headerList(full)
     // As on Fastify's path while closing: a kept-alive connection would hold the exit back.
-    if (options.isClosing()) headers.push('connection', 'close')
+    if (options.isClosing()) headers = [...headers, 'connection', 'close']
+    headers[REQUEST_ID_SLOT] = reqId
     res.writeHead(full.status, headers)
     res.end(full.body)
     options.onAnswered({
       reqId,
       method: req.method!,
       url: req.url!,
+      route,
       status: full.status,
       cacheStatus: full.headers['cache-status'],
       durationMs: performance.now() - started,
@@ -106,11 +124,6 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (method !== 'GET' && method !== 'HEAD') return false
     const url = req.url!
     if (!url.startsWith(PAGES_PATH)) return false
-    const q = url.indexOf('?')
-    const path = q < 0 ? url : url.slice(0, q)
-    if (path.includes('%')) return false
-    const route = viewOf(path)
-    if (!route) return false
     const snapshot = options.snapshot()
     if (!snapshot || options.isClosing() || options.isUnderPressure()) return false
 
@@ -121,26 +134,36 @@ export function createFastPath(options: FastPathOptions): FastPath {
     }
     const accept = req.headers.accept
     const key = accept === undefined ? url : `${url}\u0000${accept}`
-    let answer: HttpAnswer | Promise<HttpAnswer> | undefined = memo.get(key)
-    if (!answer) {
-      try {
-        answer = route.view({ rawQuery: q < 0 ? undefined : url.slice(q + 1), accept })
-      } catch {
-        return false
-      }
-      if (!(answer instanceof Promise)) memo.set(key, answer)
+    // Only URLs whose path the fast path takes are remembered, so a hit needs no parsing.
+    const remembered = memo.get(key)
+    if (remembered) {
+      write(req, res, remembered.answer, remembered.route, started)
+      answered++
+      return true
     }
-    const reqId = options.requestId(req.headers['x-request-id'])
+
+    const q = url.indexOf('?')
+    const path = q < 0 ? url : url.slice(0, q)
+    if (path.includes('%')) return false
+    const route = viewOf(path)
+    if (!route) return false
+    let answer: HttpAnswer | Promise<HttpAnswer>
+    try {
+      answer = route.view({ rawQuery: q < 0 ? undefined : url.slice(q + 1), accept })
+    } catch {
+      return false
+    }
     if (answer instanceof Promise) {
       answer.then(
-        (resolved) => write(req, res, resolved, reqId, started),
+        (resolved) => write(req, res, resolved, route.route, started),
         () => {
           res.writeHead(500, { 'content-type': 'application/json' })
           res.end('{"message": "internal error"}')
         },
       )
     } else {
-      write(req, res, answer, reqId, started)
+      memo.set(key, { answer, route: route.route })
+      write(req, res, answer, route.route, started)
     }
     answered++
     return true

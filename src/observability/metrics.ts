@@ -29,7 +29,9 @@ import {
 import { errorCatalogue } from '../errors.js'
 import type { StoreEvents } from '../cache/stores/store-events.js'
 import type { Snapshot } from '../tree/snapshot.js'
+import { createRequestTally } from './request-tally.js'
 import type { CacheOutcome, RouteName, ShieldEvents, UpstreamKind } from './shield-events.js'
+import { TalliedCounter, TalliedHistogram } from './tallied-metrics.js'
 
 export const METRIC_PREFIX = 'cms_shield_'
 
@@ -72,17 +74,17 @@ export const HTTP_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 
 export const CMS_DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 export const SYNC_DURATION_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600]
 
-const ROUTES: ReadonlySet<RouteName> = new Set<RouteName>(['list', 'detail', 'find', 'purge', 'refresh', 'healthz', 'readyz', 'metrics', 'other'])
-const CACHE_OUTCOMES: ReadonlySet<CacheOutcome> = new Set<CacheOutcome>(['snapshot', 'hit', 'miss', 'coalesced', 'stale', 'stale-error', 'none'])
+/** Route labels; the last one also stands for any route not listed. */
+const ROUTES: readonly RouteName[] = ['list', 'detail', 'find', 'purge', 'refresh', 'healthz', 'readyz', 'metrics', 'other']
+/** Cache outcome labels; the last one also stands for any outcome not listed. */
+const CACHE_OUTCOMES: readonly CacheOutcome[] = ['snapshot', 'hit', 'miss', 'coalesced', 'stale', 'stale-error', 'none']
 const UPSTREAM_KINDS: ReadonlySet<UpstreamKind> = new Set<UpstreamKind>(['list', 'detail', 'find', 'other'])
 /** Methods worth a series of their own; anything else a client invents is `other`. */
-const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE', 'PURGE'])
+const METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE', 'PURGE']
 const ROLES: readonly Role[] = ['leader', 'follower', 'standalone']
 const SYNC_MODES = ['full', 'incremental'] as const
 const SYNC_RESULTS = ['changed', 'unchanged', 'failed'] as const
 const SNAPSHOT_SOURCES = ['sync', 'storage', 'peer'] as const
-/** Distinct (route, method, status, cache) combinations whose metric series are kept at hand. */
-const MAX_REQUEST_SERIES = 1_000
 
 /** Bounded label values: every catalogue code a sync can fail with, and `SYNC_FAILED` for the rest. */
 const SYNC_FAILURE_CODES: ReadonlySet<string> = new Set([...Object.keys(errorCatalogue), 'SYNC_FAILED'])
@@ -140,19 +142,17 @@ export function createMetrics(sources: MetricsSources): Metrics {
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX })
 
   // HTTP
-  const httpRequests = new Counter({
+  const requestTally = createRequestTally({ routes: ROUTES, caches: CACHE_OUTCOMES, methods: METHODS, bounds: HTTP_DURATION_BUCKETS })
+  new TalliedCounter({
     name: name('http_requests_total'),
     help: 'HTTP requests answered, by route, method, status code and where the answer came from (cache).',
-    labelNames: ['route', 'method', 'status', 'cache'] as const,
     registers,
-  })
-  const httpDuration = new Histogram({
+  }, requestTally)
+  new TalliedHistogram({
     name: name('http_request_duration_seconds'),
     help: 'Time from receiving an HTTP request to sending its response, by route and cache outcome.',
-    labelNames: ['route', 'cache'] as const,
-    buckets: [...HTTP_DURATION_BUCKETS],
     registers,
-  })
+  }, requestTally)
   const staleResponses = new Counter({
     name: name('stale_responses_total'),
     help: 'Read-through answers served past their freshness: revalidating (a refresh runs) or cms-error (the CMS failed).',
@@ -354,26 +354,11 @@ export function createMetrics(sources: MetricsSources): Metrics {
 
   const unsubscribers: Array<() => void> = []
   const { events } = sources
-  const requestSeries = new Map<string, { count: { inc(): void }; duration: { observe(value: number): void } }>()
 
   unsubscribers.push(
+    // The hottest event: counted with plain numbers, read by prom-client only when scraped.
     events.on('request', ({ route, method, status, cache, durationMs }) => {
-      // The hottest event: the counter and histogram children of each label set are looked up
-      // once, so a request costs one Map lookup instead of prom-client hashing two label objects.
-      const key = `${route}\u0000${method}\u0000${status}\u0000${cache}`
-      let series = requestSeries.get(key)
-      if (!series) {
-        const routeLabel = oneOf(route, ROUTES, 'other')
-        const cacheLabel = oneOf(cache, CACHE_OUTCOMES, 'none')
-        series = {
-          count: httpRequests.labels({ route: routeLabel, method: methodLabel(method), status: statusLabel(status, 'other'), cache: cacheLabel }),
-          duration: httpDuration.labels({ route: routeLabel, cache: cacheLabel }),
-        }
-        // Label values are bounded, but the key holds the raw method and status: cap it anyway.
-        if (requestSeries.size < MAX_REQUEST_SERIES) requestSeries.set(key, series)
-      }
-      series.count.inc()
-      if (Number.isFinite(durationMs)) series.duration.observe(Math.max(0, durationMs) / 1000)
+      requestTally.record(route, method, status, cache, durationMs / 1000)
       if (cache === 'stale' || cache === 'stale-error') staleResponses.inc({ reason: STALE_REASONS[cache] })
     }),
     events.on('upstream', ({ kind, status, durationMs }) => {
@@ -425,11 +410,6 @@ export function createMetrics(sources: MetricsSources): Metrics {
 
 function oneOf<T extends string>(value: T, allowed: ReadonlySet<T>, fallback: T): T {
   return allowed.has(value) ? value : fallback
-}
-
-function methodLabel(method: string): string {
-  const upper = method.toUpperCase()
-  return METHODS.has(upper) ? upper : 'other'
 }
 
 /** An HTTP status code as a label, or `fallback` for anything that is not one. */
