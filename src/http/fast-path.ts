@@ -106,7 +106,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (options.isClosing()) headers = [...headers, 'connection', 'close']
     headers[REQUEST_ID_SLOT] = reqId
     res.writeHead(full.status, headers)
-    res.end(full.body)
+    // An empty Buffer still goes through a write of its own; `end()` sends the header block alone.
+    if (full.body.length === 0) res.end()
+    else res.end(full.body)
     options.onAnswered({
       reqId,
       method: req.method!,
