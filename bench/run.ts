@@ -22,6 +22,7 @@ import type { MetricSample } from './lib/http.js'
 import { FOREIGN_LOAD_CORES, harnessBound, runLoad, SERVER_BOUND_CORES, waitForQuiet } from './lib/load.js'
 import type { LoadSample, LoadSpec, LoadTarget } from './lib/load.js'
 import { machineInfo } from './lib/machine.js'
+import { baselineHeaders, type BaselineHeaderSet } from './lib/canned-response.js'
 import { BenchChild, killAllChildrenNow, processMemory, stopAllChildren } from './lib/processes.js'
 import { check, fmtBytes, fmtInt, fmtMs, fmtRatio, markdownTable, renderRows, verdict } from './lib/report.js'
 import type { Check, Row } from './lib/report.js'
@@ -74,6 +75,15 @@ function envScenarios(): Set<ScenarioId> {
   return chosen
 }
 
+function envBaselineHeaders(): BaselineHeaderSet {
+  const raw = process.env.BENCH_BASELINE_HEADERS?.trim() || 'minimal'
+  if (raw !== 'minimal' && raw !== 'same') {
+    process.stderr.write(`bench: BENCH_BASELINE_HEADERS=${JSON.stringify(raw)}: expected minimal or same\n`)
+    process.exit(2)
+  }
+  return raw
+}
+
 const config = {
   durationS: envNumber('BENCH_DURATION', 5, 1, 600),
   rounds: Math.round(envNumber('BENCH_ROUNDS', 3, 1, 50)),
@@ -90,6 +100,7 @@ const config = {
   quietWaitS: envNumber('BENCH_QUIET_WAIT', 20, 0, 600),
   only: envScenarios(),
   shieldEnv: envShieldExtras(),
+  baselineHeaders: envBaselineHeaders(),
   out: process.env.BENCH_OUT?.trim() || join('bench', 'results', 'latest.json'),
 }
 
@@ -191,6 +202,11 @@ function report(status: 'complete' | 'incomplete', reason?: string): void {
     `${String(machine.cpus)} × ${String(machine.cpuModel)}, node ${process.version}, ${String(machine.date)}; ` +
       `${config.durationS}s runs, ${config.rounds} round(s) of A B C C B A, ${config.connections} connections, pipelining 1; ` +
       `site of ${fmtInt(config.pages)} pages for the throughput rows.`,
+  )
+  lines.push(
+    config.baselineHeaders === 'minimal'
+      ? 'The baselines send the body with content-type, etag, cache-control and vary (BENCH_BASELINE_HEADERS=minimal): cms-shield\'s other headers count against it.'
+      : 'The baselines send the body with every header cms-shield sent, its request id as a fixed value (BENCH_BASELINE_HEADERS=same): the ratios are cms-shield\'s own work per request.',
   )
   const git = machine.git as { commit: string; srcDiffersFromCommit: boolean } | null
   lines.push(
@@ -376,6 +392,8 @@ interface Prepared {
   /** The 200 body and headers the baselines serve (for 304: the detail's). */
   body: Buffer
   headers: Record<string, string>
+  /** What cms-shield answered a matching If-None-Match with (the 304 scenario only). */
+  notModifiedHeaders?: Record<string, string>
 }
 
 interface TargetSummary {
@@ -490,13 +508,14 @@ async function prepare(id: ScenarioId, shield: Shield, site: SiteInfo, detailId:
     prepared.expectStatus = 304
     const revalidated = await call(`${shield.origin}${chosen.path}`, { headers: prepared.requestHeaders })
     if (revalidated.status !== 304) throw new Error(`If-None-Match: cms-shield answered ${revalidated.status}, not 304`)
+    prepared.notModifiedHeaders = headerRecord(revalidated.headers)
   }
   return prepared
 }
 
 async function loadBaselines(prepared: Prepared, baselines: Baseline[], bodyFile: string, headersFile: string): Promise<void> {
   writeFileSync(bodyFile, prepared.body)
-  writeFileSync(headersFile, JSON.stringify(prepared.headers))
+  writeFileSync(headersFile, JSON.stringify(baselineHeaders(config.baselineHeaders, prepared.headers, prepared.notModifiedHeaders)))
   const reloaded = baselines.map((baseline) => baseline.child.waitForLine(/ reloaded bytes=(\d+)/, 10_000))
   for (const baseline of baselines) baseline.child.signal('SIGHUP')
   await Promise.all(reloaded)
@@ -657,7 +676,7 @@ async function throughputPhase(ids: readonly ScenarioId[], shield: Shield, site:
   const bodyFile = join(workDir, 'body.bin')
   const headersFile = join(workDir, 'headers.json')
   writeFileSync(bodyFile, '{}')
-  writeFileSync(headersFile, JSON.stringify({ 'content-type': 'application/json' }))
+  writeFileSync(headersFile, JSON.stringify(baselineHeaders(config.baselineHeaders, { 'content-type': 'application/json' })))
   const baselines = [await startBaseline('fastify', bodyFile, headersFile), await startBaseline('node', bodyFile, headersFile)]
   const detailId = await detailIdOf(shield, site)
   if (!shieldWarmedUp) {
@@ -847,7 +866,7 @@ async function coldPhase(origin: Origin, shield: Shield): Promise<void> {
     const bodyFile = join(workDir, 'cold-body.bin')
     const headersFile = join(workDir, 'cold-headers.json')
     writeFileSync(bodyFile, lastAnswer.body)
-    writeFileSync(headersFile, JSON.stringify(lastAnswer.headers))
+    writeFileSync(headersFile, JSON.stringify(baselineHeaders(config.baselineHeaders, lastAnswer.headers)))
     const baseline = await startBaseline('node', bodyFile, headersFile)
     let baselinePool: Pool | undefined
     try {

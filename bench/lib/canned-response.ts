@@ -1,10 +1,11 @@
 /**
- * The one response a baseline server sends: a body read once into a Buffer and the header set that
- * cms-shield sent with it, both named by environment variables so that the baselines serve exactly
- * the bytes cms-shield serves in the scenario being measured.
+ * The one response a baseline server sends: a body read once into a Buffer and a header set taken
+ * from what cms-shield sent with it, both named by environment variables so that the baselines serve
+ * exactly the bytes cms-shield serves in the scenario being measured.
  *
  *   BENCH_BODY_FILE     the body, as raw bytes
- *   BENCH_HEADERS_FILE  a JSON object of header names to values (content-type, etag, cache-control, vary)
+ *   BENCH_HEADERS_FILE  JSON `{"ok": {...}, "notModified": {...}}`: the 200's headers and a 304's
+ *                       (`baselineHeaders()` below picks them from cms-shield's answers)
  *
  * SIGHUP reads both files again (the orchestrator writes the next scenario's response and signals),
  * so a baseline stays up, and warm, across scenarios. Each load prints one line on stdout.
@@ -16,14 +17,55 @@ export interface CannedResponse {
   readonly body: Buffer
   /** The 200's headers, `content-length` included. */
   readonly headers: Readonly<Record<string, string>>
-  /** What a matching `If-None-Match` gets: `etag`, `cache-control` and `vary` only, as cms-shield sends. */
+  /** What a matching `If-None-Match` gets. */
   readonly notModifiedHeaders: Readonly<Record<string, string>>
   /** The exact `ETag` value; a request whose `If-None-Match` equals it gets a 304. */
   readonly etag: string | undefined
 }
 
-/** The headers a baseline copies from cms-shield's answer; cms-shield's own extras are left out on purpose. */
-export const BASELINE_HEADERS = ['content-type', 'etag', 'cache-control', 'vary'] as const
+export interface CannedHeaders {
+  readonly ok: Readonly<Record<string, string>>
+  readonly notModified: Readonly<Record<string, string>>
+}
+
+/**
+ * Which of cms-shield's headers the baselines send (`BENCH_BASELINE_HEADERS`):
+ * - `minimal` (the default): `content-type`, `etag`, `cache-control` and `vary` (a 304: the last
+ *   three), what any cache in front of a CMS sends. cms-shield's other headers (request id, `allow`,
+ *   `cache-status`, `surrogate-key`, `cache-tag`) cost it and not them.
+ * - `same`: every header cms-shield sent, its request id as a fixed value of the same length, so
+ *   the ratio is cms-shield's own work per request and nothing else.
+ */
+export type BaselineHeaderSet = 'minimal' | 'same'
+
+const MINIMAL_OK = ['content-type', 'etag', 'cache-control', 'vary'] as const
+const MINIMAL_NOT_MODIFIED = ['etag', 'cache-control', 'vary'] as const
+/** Node writes these itself (or, for `content-length`, the baseline does from the body it holds). */
+const CONNECTION_HEADERS = new Set(['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'])
+
+function pick(headers: Readonly<Record<string, string>>, names: readonly string[]): Record<string, string> {
+  const picked: Record<string, string> = {}
+  for (const name of names) {
+    const value = headers[name]
+    if (value !== undefined) picked[name] = value
+  }
+  return picked
+}
+
+function allBut(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const kept: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) if (!CONNECTION_HEADERS.has(name)) kept[name] = value
+  return kept
+}
+
+/**
+ * The headers a baseline sends for a response cms-shield answered with `ok` (and, when the scenario
+ * revalidates, with `notModified` to a matching `If-None-Match`).
+ */
+export function baselineHeaders(set: BaselineHeaderSet, ok: Readonly<Record<string, string>>, notModified?: Readonly<Record<string, string>>): CannedHeaders {
+  if (set === 'minimal') return { ok: pick(ok, MINIMAL_OK), notModified: pick(ok, MINIMAL_NOT_MODIFIED) }
+  return { ok: allBut(ok), notModified: allBut(notModified ?? pick(ok, MINIMAL_NOT_MODIFIED)) }
+}
 
 function requiredEnv(name: string): string {
   const value = process.env[name]
@@ -34,22 +76,21 @@ function requiredEnv(name: string): string {
   return value
 }
 
+function stringRecord(value: unknown, what: string): Record<string, string>
+function stringRecord(value: unknown, what: string, anyValues: true): Record<string, unknown>
+function stringRecord(value: unknown, what: string, anyValues = false): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error(`${what} must hold a JSON object`)
+  if (anyValues) return value as Record<string, unknown>
+  const record: Record<string, string> = {}
+  for (const [name, each] of Object.entries(value)) if (typeof each === 'string') record[name] = each
+  return record
+}
+
 export function loadCannedResponse(): CannedResponse {
   const body = readFileSync(requiredEnv('BENCH_BODY_FILE'))
-  const parsed: unknown = JSON.parse(readFileSync(requiredEnv('BENCH_HEADERS_FILE'), 'utf8'))
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('BENCH_HEADERS_FILE must hold a JSON object')
-  const given = parsed as Record<string, unknown>
-  const headers: Record<string, string> = {}
-  for (const name of BASELINE_HEADERS) {
-    const value = given[name]
-    if (typeof value === 'string') headers[name] = value
-  }
-  headers['content-length'] = String(body.length)
-  const notModifiedHeaders: Record<string, string> = {}
-  for (const name of ['etag', 'cache-control', 'vary'] as const) {
-    const value = headers[name]
-    if (value !== undefined) notModifiedHeaders[name] = value
-  }
+  const file = stringRecord(JSON.parse(readFileSync(requiredEnv('BENCH_HEADERS_FILE'), 'utf8')), 'BENCH_HEADERS_FILE', true)
+  const headers: Record<string, string> = { ...stringRecord(file.ok, 'BENCH_HEADERS_FILE ok'), 'content-length': String(body.length) }
+  const notModifiedHeaders = stringRecord(file.notModified, 'BENCH_HEADERS_FILE notModified')
   return { body, headers, notModifiedHeaders, etag: headers.etag }
 }
 

@@ -37,6 +37,8 @@ function opaque(tag: string): string {
  */
 export function ifNoneMatchMatches(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
+  // What a client sends back most of the time: the tag exactly as it got it.
+  if (header === etag) return true
   const value = header.trim()
   if (value === '*') return true
   const target = opaque(etag)
