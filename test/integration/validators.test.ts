@@ -39,7 +39,7 @@ describe('validators and caching headers', () => {
     expect(other.headers['etag']).not.toBe(a.headers['etag'])
   })
 
-  it('answers 304 with ETag, Cache-Control and Vary for a matching If-None-Match, on detail, list and read-through, GET and HEAD', async () => {
+  it('answers 304 with ETag, Cache-Control and Vary, and no Allow or Content-Type, for a matching If-None-Match, on detail, list and read-through, GET and HEAD', async () => {
     for (const [kind, url] of Object.entries(urls())) {
       const full = await h.get(url)
       const etag = full.headers['etag'] as string
@@ -51,6 +51,9 @@ describe('validators and caching headers', () => {
           expect(response.headers['etag']).toBe(etag)
           expect(response.headers['cache-control']).toBe(full.headers['cache-control'])
           expect(response.headers['vary']).toBe('Accept')
+          // RFC 9110 §15.4.5: no metadata beyond what guides the cache (Django's 304 drops Allow too).
+          expect(response.headers['allow']).toBeUndefined()
+          expect(response.headers['content-type']).toBeUndefined()
         }
       }
       const changed = await h.app.inject({ method: 'GET', url, headers: { 'if-none-match': '"something-else"' } })
