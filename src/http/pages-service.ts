@@ -69,6 +69,29 @@ const PARSED_BY_THE_CMS: ReadonlySet<string> = new Set(['first_published_at'])
 
 const NOT_READY = proxyFailureAnswer(503, 'cms-shield has not loaded the page tree yet', 1)
 
+/** Forwarded requests whose plans are kept per snapshot; past it the memory starts over. */
+const MAX_PLANNED_FORWARDS = 10_000
+
+/** A query the CMS answers, as `forwardOf` worked it out. */
+interface Forward {
+  /** Path and query relative to the CMS's pages API. */
+  readonly relative: string
+  /** The pages its answer depends on. */
+  readonly scope: Scope
+  readonly params: QueryParams
+  /** False for answers never replayed (`order=random`). */
+  readonly store: boolean
+  /** `scopeDigest` of `scope` under the snapshot it was planned with. */
+  readonly digest: string
+  /** The read-through key: digest and query. */
+  readonly key: string
+}
+
+/** Everything a view's plan depends on besides the snapshot. */
+function forwardKey(view: 'list' | 'detail' | 'find', pathId: string, request: PagesRequest): string {
+  return `${view}\u0000${pathId}\u0000${request.rawQuery ?? '\u0001'}\u0000${request.accept ?? '\u0001'}`
+}
+
 /** List and detail read only the last value of each key, and ignore `_` and `format` (negotiated here). */
 function forwardedQuery(params: QueryParams): string {
   const pairs = params
@@ -106,6 +129,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   const cacheControl = cacheControlValue(options.clientCache)
   // Index answers are the same for every request: their header sets are built once per body.
   const indexAnswers = new WeakMap<Buffer, HttpAnswer>()
+  // The last answer built for each read-through body (`toAnswer`).
+  const readThroughAnswers = new WeakMap<Buffer, { snapshot: Snapshot; storedAt: number; cacheStatus: string; age: string; answer: HttpAnswer }>()
   const tags = (snapshot: Snapshot, scope: Scope) => (options.cacheTags ? tagHeaders(responseKeys(snapshot, scope)) : undefined)
 
   function paramsOf(request: PagesRequest): QueryParams {
@@ -140,9 +165,22 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     }
   }
 
-  function toAnswer(stored: CachedAnswer, outcome: ReadThroughOutcome, tagSet: Record<string, string> | undefined): HttpAnswer {
+  /**
+   * The answer for a read-through entry, as this request gets it. Readers of one entry within the
+   * same second (the waiters of one CMS request, or hits on a hot key) get one and the same answer
+   * object, so its headers and tags are built once, and the fast path's header list for it is too.
+   */
+  function toAnswer(stored: CachedAnswer, outcome: ReadThroughOutcome, snapshot: Snapshot, scope: Scope): HttpAnswer {
     const status = statusOf(outcome, stored)
     const age = String(Math.max(0, Math.floor((options.now() - stored.storedAt) / 1000)))
+    const last = readThroughAnswers.get(stored.body)
+    if (last && last.snapshot === snapshot && last.storedAt === stored.storedAt && last.cacheStatus === status && last.age === age) return last.answer
+    const answer = buildReadThroughAnswer(stored, status, age, snapshot, scope)
+    readThroughAnswers.set(stored.body, { snapshot, storedAt: stored.storedAt, cacheStatus: status, age, answer })
+    return answer
+  }
+
+  function buildReadThroughAnswer(stored: CachedAnswer, status: string, age: string, snapshot: Snapshot, scope: Scope): HttpAnswer {
     if (stored.status === 302 && stored.location !== undefined) {
       const redirect = redirectAnswer(stored.location)
       return { ...redirect, headers: { ...redirect.headers, 'cache-status': status, age } }
@@ -151,7 +189,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (stored.status === 200) {
       headers['etag'] = etagOf(stored.body)
       headers['cache-control'] = cacheControl
-      Object.assign(headers, tagSet)
+      Object.assign(headers, tags(snapshot, scope))
     }
     return { status: stored.status, headers, body: stored.body }
   }
@@ -171,36 +209,67 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     return params.keys().some((key) => !GENERIC_PARAMETERS.has(key) || PARSED_BY_THE_CMS.has(key)) ? wagtailErrors.cmsRejectedQuery : undefined
   }
 
-  async function readThrough(snapshot: Snapshot, relative: string, scope: Scope, params?: QueryParams): Promise<HttpAnswer> {
+  /**
+   * A forwarded query, worked out once per snapshot: what to ask the CMS, what its answer depends
+   * on, and its cache key. The same URL under the same snapshot is always forwarded the same way,
+   * so repeated reads (hits on a hot `search=`) skip parsing and planning.
+   */
+  function forwardOf(snapshot: Snapshot, relative: string, scope: Scope, params: QueryParams): Forward {
+    // `order=random` is a new order every time (spec §3): never replay it.
+    const store = params.get('order') !== 'random'
+    // Keyed by the digest of the pages the answer depends on (the whole tree for search or
+    // find): a change there means a new key on every instance, a change elsewhere keeps it.
+    const digest = scopeDigest(snapshot, scope)
+    return { relative, scope, params, store, key: `${digest}:${relative}`, digest }
+  }
+
+  async function readThrough(snapshot: Snapshot, forward: Forward): Promise<HttpAnswer> {
     try {
-      // `order=random` is a new order every time (spec §3): never replay it.
-      const store = params?.get('order') !== 'random'
-      // Keyed by the digest of the pages the answer depends on (the whole tree for search or
-      // find): a change there means a new key on every instance, a change elsewhere keeps it.
-      const digest = scopeDigest(snapshot, scope)
-      const dead = store ? forwardedDigests.replace(relative, digest) : undefined
-      if (dead !== undefined) options.readThrough.forget(`${dead}:${relative}`)
-      const { answer, outcome } = await options.readThrough.get(`${digest}:${relative}`, relative, { store })
-      return toAnswer(answer, outcome, tags(snapshot, scope))
+      const dead = forward.store ? forwardedDigests.replace(forward.relative, forward.digest) : undefined
+      if (dead !== undefined) options.readThrough.forget(`${dead}:${forward.relative}`)
+      const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store })
+      return toAnswer(answer, outcome, snapshot, forward.scope)
     } catch (error) {
       // `code` at the top level, as on the sync's failure line, so one filter finds both.
-      options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
+      options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: forward.relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
-      const blamed = cmsFailedOnInput(error, params)
+      const blamed = cmsFailedOnInput(error, forward.params)
       if (blamed) return errorAnswer(blamed)
       return proxyFailureAnswer(502, 'the CMS could not answer this query')
     }
+  }
+
+  /** Forwards planned under the current snapshot, by view and request (`forwardOf`). */
+  let forwardsFor: Snapshot | undefined
+  const forwards = new Map<string, Forward>()
+
+  function plannedForward(snapshot: Snapshot, key: string): Forward | undefined {
+    if (forwardsFor !== snapshot) {
+      forwards.clear()
+      forwardsFor = snapshot
+    }
+    return forwards.get(key)
+  }
+
+  function rememberForward(key: string, forward: Forward): Forward {
+    if (forwards.size >= MAX_PLANNED_FORWARDS) forwards.clear()
+    forwards.set(key, forward)
+    return forward
   }
 
   return {
     list(request) {
       const snapshot = options.snapshot()
       if (!snapshot) return NOT_READY
+      const memoKey = forwardKey('list', '', request)
+      const planned = plannedForward(snapshot, memoKey)
+      if (planned) return readThrough(snapshot, planned)
       const params = paramsOf(request)
       const plan = planListing(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
-        return readThrough(snapshot, forwardedQuery(params), scopeOfParams(snapshot, (key) => params.get(key)), params)
+        const scope = scopeOfParams(snapshot, (key) => params.get(key))
+        return readThrough(snapshot, rememberForward(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params)))
       }
       const scope = scopeOfSelection(snapshot, plan.query)
       const query = listQueryKey(plan.query)
@@ -221,6 +290,9 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     detail(pathId, request) {
       const snapshot = options.snapshot()
       if (!snapshot) return NOT_READY
+      const memoKey = forwardKey('detail', pathId, request)
+      const planned = plannedForward(snapshot, memoKey)
+      if (planned) return readThrough(snapshot, planned)
       const params = paramsOf(request)
       const plan = planDetail(pathId, params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
@@ -230,7 +302,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
         const id = Number(BigInt(pathId))
         const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
-        return readThrough(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)
+        return readThrough(snapshot, rememberForward(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)))
       }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
@@ -240,6 +312,9 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     find(request) {
       const snapshot = options.snapshot()
       if (!snapshot) return NOT_READY
+      const memoKey = forwardKey('find', '', request)
+      const planned = plannedForward(snapshot, memoKey)
+      if (planned) return readThrough(snapshot, planned)
       const params = paramsOf(request)
       const plan = planFind(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
@@ -248,7 +323,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
         // repeats the query in its Location.
         const query = djangoUrlencode(params.lists().filter(([key]) => key !== 'format' || params.get('format') !== 'api'))
-        return readThrough(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)
+        return readThrough(snapshot, rememberForward(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)))
       }
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''

@@ -50,4 +50,20 @@ describe('parseQueryParams (Django QueryDict semantics)', () => {
     expect(quotePlus('_,id')).toBe('_%2Cid')
     expect(quotePlus('a b*~.-')).toBe('a+b%2A~.-')
   })
+
+  it('quotes like Python quote_plus whatever the text, plain words (left as they are) included', () => {
+    // Python's rule, byte by byte over the UTF-8: unreserved bytes stay, a space is '+', the rest %XX.
+    const reference = (text: string) =>
+      [...new TextEncoder().encode(text)]
+        .map((byte) => {
+          const char = String.fromCharCode(byte)
+          if (/[A-Za-z0-9_.~-]/.test(char)) return char
+          return byte === 0x20 ? '+' : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+        })
+        .join('')
+    const words = fc.string({ unit: fc.constantFrom(...'abcXYZ019_.~-') })
+    fc.assert(fc.property(fc.oneof(words, fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' })), (text) => {
+      expect(quotePlus(text)).toBe(reference(text))
+    }), { seed: 11, numRuns: 500 })
+  })
 })
