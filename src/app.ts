@@ -157,7 +157,11 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
 
   const get: UpstreamGet = async (pathAndQuery, signal) => {
     const response = await http.get(pathAndQuery, signal ? { signal } : {})
-    return { status: response.status, contentType: response.contentType, headers: response.headers, text: response.text() }
+    // `text` is decoded when first read: an unchanged listing window is recognised by its bytes.
+    return {
+      status: response.status, contentType: response.contentType, headers: response.headers, bytes: response.body,
+      get text() { return response.text() },
+    }
   }
 
   const memoryTier = createMemoryStore({ maxBytes: config.cacheMaxBytes, now })

@@ -12,6 +12,7 @@ import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-det
 import { ownBytes, ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
+import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedPage } from './plan-refresh.js'
 import { readDetail, readInteger, readListItem, readListItemWithFlags } from './read-page-fields.js'
@@ -33,6 +34,8 @@ export interface FetchTreeOptions {
   readonly concurrency: number
   readonly signal: AbortSignal
   readonly onProgress?: (progress: FetchProgress) => void
+  /** Gives the event loop back between slices of a long pass over every page (`slices.ts`); none: no breaks. */
+  readonly pause?: Pause
 }
 
 /** With no maximum, one request with a limit no tree reaches returns everything. */
@@ -113,7 +116,7 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
   const readWindow = async (offset: number): Promise<WindowRead> => {
     const path = pathAt(offset)
     const answer = await options.get(path, options.signal)
-    const digest = answer.status === 200 && isJson(answer) ? createHash('sha256').update(answer.text).digest('base64url') : ''
+    const digest = answer.status === 200 && isJson(answer) ? createHash('sha256').update(answer.bytes ?? answer.text).digest('base64url') : ''
     const known = listing.reuse?.get(path)
     if (known !== undefined && known.digest === digest) {
       // Same bytes as last time: the same total_count and pages.
@@ -148,7 +151,13 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
   const windows = new Map<string, ListingWindow>()
   const seen = new Set<number>()
   const reused = new Set<string>()
+  let sincePause = 0
   for (const [index, read] of [first, ...rest].entries()) {
+    if (options.pause && sincePause >= SLICE) {
+      sincePause = 0
+      await options.pause()
+    }
+    sincePause += read.window.pages.length
     const path = pathAt(index === 0 ? 0 : offsets[index - 1]!)
     if (read.window.total !== total) inconsistent(`total_count changed from ${total} to ${read.window.total} while paging`, { path })
     const expected = Math.min(step, total - pages.length)

@@ -16,6 +16,7 @@
  * Pure: no I/O.
  * @module
  */
+import { inSlices, runToEnd, runWithPauses, type Pause, type Steps } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedFields } from './read-page-fields.js'
 
@@ -44,6 +45,15 @@ function itemChanged(listed: ListedPage, previous: Snapshot): boolean {
 }
 
 export function planRefresh(previous: Snapshot, listed: readonly ListedPage[], requested: ReadonlySet<number>): RefreshPlan {
+  return runToEnd(planSteps(previous, listed, requested))
+}
+
+/** {@link planRefresh}, giving the event loop back between slices of pages (`slices.ts`). */
+export function planRefreshInSlices(previous: Snapshot, listed: readonly ListedPage[], requested: ReadonlySet<number>, pause: Pause): Promise<RefreshPlan> {
+  return runWithPauses(planSteps(previous, listed, requested), pause)
+}
+
+function* planSteps(previous: Snapshot, listed: readonly ListedPage[], requested: ReadonlySet<number>): Steps<RefreshPlan> {
   const reasons: Record<RefreshReason, number> = {
     new: 0, changed: 0, requested: 0, 'parent-changed': 0, 'parent-removed': 0, 'parent-restored': 0, reordered: 0,
   }
@@ -53,40 +63,51 @@ export function planRefresh(previous: Snapshot, listed: readonly ListedPage[], r
     why.set(id, reason)
     reasons[reason]++
   }
-  const listedIds = new Set(listed.map((page) => page.id))
+  const listedIds = new Set<number>()
   const childrenOfChanged: number[] = []
   let anyNew = false
 
-  for (let i = 0; i < listed.length; i++) {
-    const page = listed[i]!
-    const record = previous.byId.get(page.id)
-    if (!record) {
-      mark(page.id, 'new')
-      anyNew = true
-      continue
+  yield* inSlices(listed.length, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const page = listed[i]!
+      listedIds.add(page.id)
+      const record = previous.byId.get(page.id)
+      if (!record) {
+        mark(page.id, 'new')
+        anyNew = true
+        continue
+      }
+      if (requested.has(page.id)) mark(page.id, 'requested')
+      if (itemChanged(page, previous)) {
+        mark(page.id, 'changed')
+        if (page.listItem !== record.listItem) childrenOfChanged.push(page.id)
+      }
+      if (page.htmlUrl === null) {
+        const before = record.order === 0 ? undefined : previous.pages[record.order - 1]!.id
+        if (before !== (i === 0 ? undefined : listed[i - 1]!.id)) mark(page.id, 'reordered')
+      }
     }
-    if (requested.has(page.id)) mark(page.id, 'requested')
-    if (itemChanged(page, previous)) {
-      mark(page.id, 'changed')
-      if (page.listItem !== record.listItem) childrenOfChanged.push(page.id)
-    }
-    if (page.htmlUrl === null) {
-      const before = record.order === 0 ? undefined : previous.pages[record.order - 1]!.id
-      if (before !== (i === 0 ? undefined : listed[i - 1]!.id)) mark(page.id, 'reordered')
-    }
-  }
+  })
 
   const markChildren = (parentId: number, reason: RefreshReason) => {
     for (const child of previous.childrenOf.get(parentId) ?? []) if (listedIds.has(child.id)) mark(child.id, reason)
   }
   for (const id of childrenOfChanged) markChildren(id, 'parent-changed')
-  const removed = previous.pages.filter((record) => !listedIds.has(record.id)).map((record) => record.id)
-  for (const id of removed) markChildren(id, 'parent-removed')
-  if (anyNew) {
-    for (const record of previous.pages) {
-      if (record.parentId === null && record.order > 0 && listedIds.has(record.id)) mark(record.id, 'parent-restored')
+  const removed: number[] = []
+  yield* inSlices(previous.pages.length, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const record = previous.pages[i]!
+      if (!listedIds.has(record.id)) removed.push(record.id)
+      else if (anyNew && record.parentId === null && record.order > 0) mark(record.id, 'parent-restored')
     }
-  }
+  })
+  for (const id of removed) markChildren(id, 'parent-removed')
 
-  return { fetch: listed.filter((page) => why.has(page.id)), removed, reasons }
+  const fetch: ListedPage[] = []
+  if (why.size > 0) {
+    yield* inSlices(listed.length, (from, to) => {
+      for (let i = from; i < to; i++) if (why.has(listed[i]!.id)) fetch.push(listed[i]!)
+    })
+  }
+  return { fetch, removed, reasons }
 }

@@ -199,6 +199,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         concurrency: options.concurrency,
         signal,
         onProgress,
+        pause,
         previous: current,
         full: asFull,
         requested,

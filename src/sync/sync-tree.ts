@@ -6,11 +6,12 @@
  * @module
  */
 import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
+import { inSlices, runToEnd, runWithPauses, type Steps } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import {
   fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
 } from './fetch-tree.js'
-import { planRefresh, type ListedPage, type RefreshReason } from './plan-refresh.js'
+import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshReason } from './plan-refresh.js'
 
 export interface SyncTreeOptions extends FetchTreeOptions {
   /** The snapshot to refresh; `undefined` (or `full`) fetches everything. */
@@ -48,6 +49,15 @@ function typesToList(fetched: readonly FetchedPage[], previous: Snapshot | undef
   return types
 }
 
+/** The pages of the new tree in listing order, a slice at a time (one object per page at 100,000 pages). */
+function* assembleSteps(listed: readonly ListedPage[], pageOf: (item: ListedPage) => SyncedPage): Steps<SyncedPage[]> {
+  const pages = new Array<SyncedPage>(listed.length)
+  yield* inSlices(listed.length, (from, to) => {
+    for (let i = from; i < to; i++) pages[i] = pageOf(listed[i]!)
+  })
+  return pages
+}
+
 export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   const previous = options.full ? undefined : options.previous
   const listing = await fetchListingPass(options, { withFields: options.withFields, ...(previous && options.windows ? { reuse: options.windows } : {}) })
@@ -56,7 +66,7 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   let reasons: Readonly<Record<RefreshReason, number>> | undefined
   let removed: number
   if (previous) {
-    const plan = planRefresh(previous, listed, options.requested)
+    const plan = options.pause ? await planRefreshInSlices(previous, listed, options.requested, options.pause) : planRefresh(previous, listed, options.requested)
     toFetch = plan.fetch
     reasons = plan.reasons
     removed = plan.removed.length
@@ -74,10 +84,11 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     for (const [id, item] of await fetchTypedItems(options, type, expected)) typed.set(id, item)
   }
 
-  const pages = listed.map((item) => {
+  const steps = assembleSteps(listed, (item) => {
     const page = byId.get(item.id) ?? carryOver(previous!.byId.get(item.id)!)
     return listedTypes.has(page.type) ? withTypedItem(page, typed.get(page.id)) : page
   })
+  const pages = options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps)
   return {
     pages,
     mode: previous ? 'incremental' : 'full',

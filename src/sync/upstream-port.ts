@@ -9,6 +9,11 @@ export interface UpstreamAnswer {
   readonly contentType: string
   readonly headers: Readonly<Record<string, string | string[] | undefined>>
   readonly text: string
+  /**
+   * The body's raw bytes, when the client has them: a listing window is recognised by a digest of
+   * these without decoding them into `text` first (then `text` is decoded only when read).
+   */
+  readonly bytes?: Buffer
 }
 
 export type UpstreamGet = (pathAndQuery: string, signal?: AbortSignal) => Promise<UpstreamAnswer>

@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { ownBytes } from '../json/own-string.js'
+import { inSlices, runToEnd, runWithPauses, type Pause, type Steps } from './slices.js'
 import type { Dialect, PageRecord, Snapshot } from './snapshot.js'
 
 /** One page as the sync delivers it: fields for the index, and its already-rewritten texts. */
@@ -73,29 +74,12 @@ export class TreeInconsistentError extends Error {
   }
 }
 
-/**
- * How many pages one step handles before {@link buildSnapshotInSlices} gives the event loop back:
- * at 100,000 pages a build is ~50 steps of a few milliseconds each, not one block of ~0.3 s.
- */
-const SLICE = 2_048
-
 /** Every reason the pages do not form one tree; empty when they do. */
 export function findTreeProblems(pages: readonly SyncedPage[]): string[] {
   return runToEnd(treeProblemSteps(pages))
 }
 
-/**
- * Runs `work` over `[0, length)` one slice at a time, yielding between slices. The loops live in
- * `work`, a plain function, because V8 optimises a long loop inside a generator poorly.
- */
-function* inSlices(length: number, work: (from: number, to: number) => void): Generator<void, void> {
-  for (let from = 0; from < length; from += SLICE) {
-    work(from, Math.min(length, from + SLICE))
-    if (from + SLICE < length) yield
-  }
-}
-
-function* treeProblemSteps(pages: readonly SyncedPage[]): Generator<void, string[]> {
+function* treeProblemSteps(pages: readonly SyncedPage[]): Steps<string[]> {
   const problems: string[] = []
   if (pages.length === 0) return ['the CMS lists no pages']
   const indexOf = new Map<number, number>()
@@ -152,15 +136,19 @@ function* treeProblemSteps(pages: readonly SyncedPage[]): Generator<void, string
  * Subtree ends from a pre-order walk; `undefined` when the order is not a pre-order of the
  * parent links (a live page below an unpublished one has a `null` parent mid-tree).
  */
-function subtreeEnds(pages: readonly SyncedPage[]): number[] | undefined {
+function* subtreeEndSteps(pages: readonly SyncedPage[]): Steps<number[] | undefined> {
   const ends = new Array<number>(pages.length).fill(0)
   const stack: number[] = []
-  for (let i = 0; i < pages.length; i++) {
-    const parentId = pages[i]!.parentId
-    while (stack.length > 0 && pages[stack[stack.length - 1]!]!.id !== parentId) ends[stack.pop()!] = i
-    if (stack.length === 0 && i > 0) return undefined
-    stack.push(i)
-  }
+  let preOrder = true
+  yield* inSlices(pages.length, (from, to) => {
+    for (let i = from; preOrder && i < to; i++) {
+      const parentId = pages[i]!.parentId
+      while (stack.length > 0 && pages[stack[stack.length - 1]!]!.id !== parentId) ends[stack.pop()!] = i
+      if (stack.length === 0 && i > 0) preOrder = false
+      else stack.push(i)
+    }
+  })
+  if (!preOrder) return undefined
   while (stack.length > 0) ends[stack.pop()!] = pages.length
   return ends
 }
@@ -211,27 +199,15 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
  * swap). `pause` is injected (the sync passes a `setImmediate` turn); the result is the same as
  * {@link buildSnapshot}'s.
  */
-export async function buildSnapshotInSlices(pages: readonly SyncedPage[], options: BuildOptions, pause: () => Promise<void>): Promise<Snapshot> {
-  const steps = buildSteps(pages, options)
-  for (;;) {
-    const step = steps.next()
-    if (step.done) return step.value
-    await pause()
-  }
+export function buildSnapshotInSlices(pages: readonly SyncedPage[], options: BuildOptions, pause: Pause): Promise<Snapshot> {
+  return runWithPauses(buildSteps(pages, options), pause)
 }
 
-function runToEnd<T>(steps: Generator<void, T>): T {
-  for (;;) {
-    const step = steps.next()
-    if (step.done) return step.value
-  }
-}
-
-function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Generator<void, Snapshot> {
+function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps<Snapshot> {
   const problems = yield* treeProblemSteps(pages)
   if (problems.length > 0) throw new TreeInconsistentError(problems)
 
-  const ends = subtreeEnds(pages)
+  const ends = yield* subtreeEndSteps(pages)
   // The fingerprint hashes each page's digest, not its bytes: a page carried over unchanged costs
   // nothing to hash again (an incremental sync rebuilds only what changed).
   const hash = createHash('sha256')

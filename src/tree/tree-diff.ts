@@ -72,6 +72,14 @@ function longestIncreasingRun(values: readonly number[]): Set<number> {
 }
 
 /**
+ * `page`'s record in `previous`. A page carried over unchanged keeps its very record at the same
+ * place (`build-snapshot.ts`), which is found without a lookup by id.
+ */
+function recordBefore(previous: Snapshot, page: PageRecord): PageRecord | undefined {
+  return previous.pages[page.order] === page ? page : previous.byId.get(page.id)
+}
+
+/**
  * Pages that stayed under the same parent but changed place among the siblings that stayed too.
  * Tree order within one parent is sibling order, so each group is the prev positions of its
  * pages read in next order; whatever is off a longest increasing run moved.
@@ -82,7 +90,7 @@ function reordered(previous: Snapshot, next: Snapshot): Set<number> {
   const lastOrder = new Map<number | null, number>()
   const unordered = new Set<number | null>()
   for (const page of next.pages) {
-    const before = previous.byId.get(page.id)
+    const before = recordBefore(previous, page)
     if (before === undefined || before.parentId !== page.parentId) continue
     const last = lastOrder.get(page.parentId)
     if (last !== undefined && before.order < last) unordered.add(page.parentId)
@@ -176,7 +184,12 @@ export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): T
   const digestChanged = new Set<number>()
   const parentChanged = new Set<number>()
   for (const page of next.pages) {
-    const before = previous.byId.get(page.id)
+    const before = recordBefore(previous, page)
+    if (before === page) {
+      // The same record: same digest, same parent; only a sibling's move can have moved it.
+      if (reorderedIds.has(page.id)) moved.push(page.id)
+      continue
+    }
     if (before === undefined) {
       added.push(page.id)
       continue
@@ -188,7 +201,10 @@ export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): T
     if (before.parentId !== page.parentId) parentChanged.add(page.id)
     if (before.parentId !== page.parentId || reorderedIds.has(page.id)) moved.push(page.id)
   }
-  for (const page of previous.pages) if (!next.byId.has(page.id)) removed.push(page.id)
+  // Ids are unique: as many pages as before and none added means none removed either.
+  if (added.length > 0 || previous.pages.length !== next.pages.length) {
+    for (const page of previous.pages) if (!next.byId.has(page.id)) removed.push(page.id)
+  }
 
   const keys = new Set<string>([LIST_KEY])
   if (JSON.stringify(previous.dialect) !== JSON.stringify(next.dialect)) keys.add(ALL_PAGES_KEY)
