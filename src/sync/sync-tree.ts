@@ -35,6 +35,12 @@ export interface SyncedTree {
   readonly removed: number
   /** The listing pass, to keep its windows for the next sync (`windowsToKeep`). */
   readonly listing: ListingPass
+  /**
+   * Incremental only: the CMS showed exactly the previous snapshot's pages (every listing window
+   * byte for byte the same, every detail fetched again with the same digest), so building a new
+   * snapshot would only prove it the same again. `pages` are still complete.
+   */
+  readonly unchanged: boolean
 }
 
 /**
@@ -91,6 +97,11 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   const pages = options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps)
   return {
     pages,
+    unchanged: previous !== undefined && removed === 0 && listedTypes.size === 0 && listing.reused.size === listing.windows.size &&
+      fetched.every(({ page }) => {
+        const before = previous.byId.get(page.id)
+        return before !== undefined && before.digest === page.digest && before.parentId === page.parentId
+      }),
     mode: previous ? 'incremental' : 'full',
     detailsFetched: fetched.length,
     ...(reasons ? { reasons } : {}),

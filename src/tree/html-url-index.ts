@@ -13,7 +13,7 @@
  * @module
  */
 import { getPath, parseJsonSpans } from '../json/json-spans.js'
-import type { Snapshot } from './snapshot.js'
+import type { PageRecord, Snapshot } from './snapshot.js'
 
 export type PurgeTarget =
   | { readonly kind: 'page'; readonly id: number }
@@ -150,6 +150,39 @@ function indexOf(snapshot: Snapshot): HtmlUrlIndex {
   return index
 }
 
+/** Where a page's URL files it: host + path and path, path only (a relative URL), or nowhere. */
+type UrlKeys = { readonly hostPath: string | undefined; readonly path: string } | null
+
+/**
+ * Each record's keys, kept with the record: a page carried over unchanged keeps its very record
+ * (`build-snapshot.ts`), so a new snapshot's index parses only the pages that changed. Parsing
+ * every item (JSON, then a URL) took ~0.3 s at 100,000 pages, on the first PURGE after each swap.
+ */
+const keysOfRecord = new WeakMap<PageRecord, UrlKeys>()
+
+function urlKeys(page: PageRecord): UrlKeys {
+  let keys = keysOfRecord.get(page)
+  if (keys === undefined) {
+    keys = readUrlKeys(page.listItem)
+    keysOfRecord.set(page, keys)
+  }
+  return keys
+}
+
+function readUrlKeys(listItem: string): UrlKeys {
+  const htmlUrl = htmlUrlOf(listItem)
+  if (htmlUrl === undefined) return null
+  const url = parseUrl(htmlUrl)
+  if (url !== undefined) {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return null
+    const path = normalisePath(url.pathname)
+    return { hostPath: `${url.host}${path}`, path }
+  }
+  // A site without a hostname gives a relative URL: it can only match by path.
+  if (htmlUrl.startsWith('/') && !htmlUrl.startsWith('//')) return { hostPath: undefined, path: normalisePath(stripQueryAndFragment(htmlUrl)) }
+  return null
+}
+
 function buildIndex(snapshot: Snapshot): HtmlUrlIndex {
   const byHostPath = new Map<string, number | null>()
   const byPath = new Map<string, number | null>()
@@ -158,18 +191,10 @@ function buildIndex(snapshot: Snapshot): HtmlUrlIndex {
     map.set(key, existing === undefined || existing === id ? id : AMBIGUOUS)
   }
   for (const page of snapshot.pages) {
-    const htmlUrl = htmlUrlOf(page.listItem)
-    if (htmlUrl === undefined) continue
-    const url = parseUrl(htmlUrl)
-    if (url !== undefined) {
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') continue
-      const path = normalisePath(url.pathname)
-      add(byHostPath, `${url.host}${path}`, page.id)
-      add(byPath, path, page.id)
-    } else if (htmlUrl.startsWith('/') && !htmlUrl.startsWith('//')) {
-      // A site without a hostname gives a relative URL: it can only match by path.
-      add(byPath, normalisePath(stripQueryAndFragment(htmlUrl)), page.id)
-    }
+    const keys = urlKeys(page)
+    if (keys === null) continue
+    if (keys.hostPath !== undefined) add(byHostPath, keys.hostPath, page.id)
+    add(byPath, keys.path, page.id)
   }
   return { byHostPath, byPath }
 }
