@@ -9,8 +9,9 @@
  * descendants lists, its section and the unscoped lists, not the rest of the site.
  *
  * Both trees are read: a page that moved is purged where it was and where it is now.
- * Cost: O(N) map look-ups for N pages, plus O(k log k) per sibling group of k to tell moved pages
- * from the ones that merely stayed put.
+ * Cost: one pass over N pages that skips, without a look-up, every page carried over unchanged
+ * (the same record at the same place), plus O(k log k) per sibling group of k with a changed page
+ * in it, to tell moved pages from the ones that merely stayed put.
  * @module
  */
 import type { PageRecord, Snapshot } from './snapshot.js'
@@ -83,31 +84,26 @@ function recordBefore(previous: Snapshot, page: PageRecord): PageRecord | undefi
  * Pages that stayed under the same parent but changed place among the siblings that stayed too.
  * Tree order within one parent is sibling order, so each group is the prev positions of its
  * pages read in next order; whatever is off a longest increasing run moved.
+ *
+ * Only parents with a child that is not the very record it was at the same place are looked at:
+ * siblings that all kept their records kept their places (`build-snapshot.ts` keeps a record only
+ * at the same order), so an edit of one page reads its siblings, not the whole tree.
  */
 function reordered(previous: Snapshot, next: Snapshot): Set<number> {
-  // Most swaps reorder nothing: a first pass only checks that each group's previous positions
-  // rise, and groups are gathered for the parents where they do not.
-  const lastOrder = new Map<number | null, number>()
-  const unordered = new Set<number | null>()
-  for (const page of next.pages) {
-    const before = recordBefore(previous, page)
-    if (before === undefined || before.parentId !== page.parentId) continue
-    const last = lastOrder.get(page.parentId)
-    if (last !== undefined && before.order < last) unordered.add(page.parentId)
-    lastOrder.set(page.parentId, before.order)
-  }
+  const touched = new Set<number | null>()
+  for (const page of next.pages) if (previous.pages[page.order] !== page) touched.add(page.parentId)
   const moved = new Set<number>()
-  if (unordered.size === 0) return moved
-  const groups = new Map<number | null, PageRecord[]>()
-  for (const page of next.pages) {
-    if (!unordered.has(page.parentId)) continue
-    const before = previous.byId.get(page.id)
-    if (before === undefined || before.parentId !== page.parentId) continue
-    const group = groups.get(page.parentId)
-    if (group) group.push(before)
-    else groups.set(page.parentId, [before])
-  }
-  for (const group of groups.values()) {
+  for (const parentId of touched) {
+    const siblings = parentId === null ? next.pages.filter((page) => page.parentId === null) : next.childrenOf.get(parentId) ?? []
+    const group: PageRecord[] = []
+    let ordered = true
+    for (const page of siblings) {
+      const before = recordBefore(previous, page)
+      if (before === undefined || before.parentId !== page.parentId) continue
+      if (group.length > 0 && before.order < group[group.length - 1]!.order) ordered = false
+      group.push(before)
+    }
+    if (ordered) continue
     const kept = longestIncreasingRun(group.map((page) => page.order))
     group.forEach((page, i) => {
       if (!kept.has(i)) moved.add(page.id)
