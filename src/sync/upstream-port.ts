@@ -10,8 +10,8 @@ export interface UpstreamAnswer {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>
   readonly text: string
   /**
-   * The body's raw bytes, when the client has them: a listing window is recognised by a digest of
-   * these without decoding them into `text` first (then `text` is decoded only when read).
+   * The body's raw bytes, when the client has them: a listing window's digest is taken over these,
+   * not over `text` (which the hash would encode back into UTF-8 first).
    */
   readonly bytes?: Buffer
 }
