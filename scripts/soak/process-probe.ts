@@ -41,6 +41,8 @@ export interface ProcessSample {
   loopLagMaxMs: number
   syncRuns: number
   syncFailures: number
+  /** Of those, syncs that met an edit in progress (SYNC_INCONSISTENT): refused by design, then retried. */
+  syncRaced: number
   snapshotVersion: number
   snapshotPages: number
   cmsRequests: number
@@ -147,6 +149,7 @@ export async function probeShield(target: ProbeTarget): Promise<ProcessSample> {
     loopLagMaxMs: sum('cms_shield_nodejs_eventloop_lag_max_seconds') * 1000,
     syncRuns: sum('cms_shield_sync_runs_total'),
     syncFailures: sum('cms_shield_sync_runs_total', { result: 'failed' }),
+    syncRaced: sum('cms_shield_sync_failures_total', { code: 'SYNC_INCONSISTENT' }),
     snapshotVersion: sum('cms_shield_snapshot_version'),
     snapshotPages: sum('cms_shield_snapshot_pages'),
     cmsRequests: sum('cms_shield_cms_requests_total'),

@@ -45,6 +45,8 @@ export interface SoakWindow {
   syncRuns: number
   /** Of those, syncs that failed (the last good snapshot kept serving). */
   syncFailed: number
+  /** Of the failed, those that met an edit in progress (SYNC_INCONSISTENT) and were retried. */
+  syncRaced: number
   snapshotVersion: number
   edits: number
   editVisibleMaxMs: number | null
