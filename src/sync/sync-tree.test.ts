@@ -14,6 +14,7 @@ import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
 function cms(count: number) {
   const titles = new Map<number, string>()
   const bodies = new Map<number, string>()
+  const detailsAsked: number[] = []
   const title = (id: number) => titles.get(id) ?? `Page ${id}`
   const json = (body: unknown): UpstreamAnswer => ({ status: 200, contentType: 'application/json', headers: {}, text: renderWagtailJson(body) })
   const meta = (id: number) => ({ type: 'home.BlogPage', detail_url: `http://cms/api/v1/cms/pages/${id}/`, html_url: `http://site/${id}/`, slug: `p${id}` })
@@ -25,10 +26,11 @@ function cms(count: number) {
       return json({ meta: { total_count: count }, items: ids.map((id) => ({ id, meta: meta(id), title: title(id) })) })
     }
     const id = Number(/pages\/(\d+)\//.exec(path)![1])
+    detailsAsked.push(id)
     const parent = id === 1 ? null : { id: 1, meta: { type: 'home.BlogPage', detail_url: 'http://cms/api/v1/cms/pages/1/', html_url: 'http://site/1/' }, title: title(1) }
     return json({ id, meta: { ...meta(id), show_in_menus: false, seo_title: '', search_description: '', parent }, title: title(id), body: bodies.get(id) ?? '' })
   }
-  return { get, titles, bodies }
+  return { get, titles, bodies, detailsAsked }
 }
 
 function options(get: UpstreamGet, previous: Snapshot | undefined, extra: Partial<SyncTreeOptions> = {}): SyncTreeOptions {
@@ -61,10 +63,14 @@ describe('an incremental sync that finds nothing new', () => {
     const { tree, snapshot, windows } = await firstSync(site.get)
     expect(tree.unchanged).toBe(false) // a full sync has nothing to compare with
 
+    site.detailsAsked.length = 0
     const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]) }))
+    expect(site.detailsAsked).toEqual([4])
     expect(again.detailsFetched).toBe(1)
     expect(again.unchanged).toBe(true)
-    // The pages are still all there: a caller that builds anyway gets the same snapshot.
+    // Nothing was planned or carried over: the pages are the snapshot's own records, and a caller
+    // that builds anyway (a new dialect) gets the same snapshot.
+    expect(again.pages).toBe(snapshot.pages)
     expect(buildSnapshot(again.pages, { version: 2, syncedAt: 0, dialect: DIALECT }).fingerprint).toBe(snapshot.fingerprint)
   })
 
@@ -72,8 +78,13 @@ describe('an incremental sync that finds nothing new', () => {
     const site = cms(7)
     const { snapshot, windows } = await firstSync(site.get)
     site.bodies.set(4, 'edited')
+    site.detailsAsked.length = 0
     const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]) }))
     expect(again.unchanged).toBe(false)
+    // Asked once, though both the first look and the plan want it.
+    expect(site.detailsAsked).toEqual([4])
+    expect(again.pages.find((page) => page.id === 4)!.detail.toString()).toContain('"edited"')
+    expect(again.pages).toHaveLength(7)
   })
 
   it('does not, when one listing window changed', async () => {

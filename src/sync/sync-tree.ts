@@ -26,7 +26,8 @@ export interface SyncTreeOptions extends FetchTreeOptions {
 }
 
 export interface SyncedTree {
-  readonly pages: SyncedPage[]
+  /** Every page in listing order; when `unchanged`, the previous snapshot's own records. */
+  readonly pages: readonly SyncedPage[]
   readonly mode: 'full' | 'incremental'
   /** Details fetched (all pages on a full sync). */
   readonly detailsFetched: number
@@ -55,6 +56,16 @@ function typesToList(fetched: readonly FetchedPage[], previous: Snapshot | undef
   return types
 }
 
+const NO_REASONS: Readonly<Record<RefreshReason, number>> = {
+  new: 0, changed: 0, requested: 0, 'parent-changed': 0, 'parent-removed': 0, 'parent-restored': 0, reordered: 0,
+}
+
+/** A fetched page that is byte for byte, and in place, what `previous` holds for it. */
+function sameAsBefore(page: SyncedPage, previous: Snapshot): boolean {
+  const before = previous.byId.get(page.id)
+  return before !== undefined && before.digest === page.digest && before.parentId === page.parentId
+}
+
 /** The pages of the new tree in listing order, a slice at a time (one object per page at 100,000 pages). */
 function* assembleSteps(listed: readonly ListedPage[], pageOf: (item: ListedPage) => SyncedPage): Steps<SyncedPage[]> {
   const pages = new Array<SyncedPage>(listed.length)
@@ -68,6 +79,24 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   const previous = options.full ? undefined : options.previous
   const listing = await fetchListingPass(options, { withFields: options.withFields, ...(previous && options.windows ? { reuse: options.windows } : {}) })
   const listed = listing.pages
+  // Every window byte for byte one the previous snapshot was built from, and as many pages: the
+  // listing is the snapshot's own, so only the requested details can differ. Fetched first, they
+  // decide whether the pass changed anything at all, without planning over every page.
+  let early: FetchedPage[] = []
+  if (previous && options.windows && listing.reused.size === listing.windows.size && listed.length === previous.pages.length) {
+    early = await fetchDetails(options, options.requested.size === 0 ? [] : listed.filter((page) => options.requested.has(page.id)))
+    if (typesToList(early, previous).size === 0 && early.every(({ page }) => sameAsBefore(page, previous))) {
+      return {
+        pages: previous.pages as readonly SyncedPage[],
+        unchanged: true,
+        mode: 'incremental',
+        detailsFetched: early.length,
+        reasons: { ...NO_REASONS, requested: early.length },
+        removed: 0,
+        listing,
+      }
+    }
+  }
   let toFetch: readonly ListedPage[] = listed
   let reasons: Readonly<Record<RefreshReason, number>> | undefined
   let removed: number
@@ -80,7 +109,8 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     const listedIds = new Set(listed.map((page) => page.id))
     removed = options.previous?.pages.filter((record) => !listedIds.has(record.id)).length ?? 0
   }
-  const fetched = await fetchDetails(options, toFetch)
+  const fetchedEarly = new Set(early.map(({ page }) => page.id))
+  const fetched = [...early, ...(await fetchDetails(options, toFetch.filter((page) => !fetchedEarly.has(page.id))))]
   const byId = new Map(fetched.map((f) => [f.page.id, f.page]))
 
   const typed = new Map<number, string>()
@@ -98,10 +128,7 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   return {
     pages,
     unchanged: previous !== undefined && removed === 0 && listedTypes.size === 0 && listing.reused.size === listing.windows.size &&
-      fetched.every(({ page }) => {
-        const before = previous.byId.get(page.id)
-        return before !== undefined && before.digest === page.digest && before.parentId === page.parentId
-      }),
+      fetched.every(({ page }) => sameAsBefore(page, previous)),
     mode: previous ? 'incremental' : 'full',
     detailsFetched: fetched.length,
     ...(reasons ? { reasons } : {}),
