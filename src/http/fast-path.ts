@@ -17,6 +17,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { RouteName } from '../observability/shield-events.js'
+import { createSnapshotMemo } from '../tree/snapshot-memo.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { HttpAnswer } from './answers.js'
 import { PAGES_PATH, type PagesRequest, type PagesService } from './pages-service.js'
@@ -81,8 +82,7 @@ function headerList(answer: HttpAnswer): string[] {
 export function createFastPath(options: FastPathOptions): FastPath {
   const maxEntries = options.maxEntries ?? 20_000
   const { pages } = options
-  let memoFor: Snapshot | undefined
-  const memo = new Map<string, Remembered>()
+  const memo = createSnapshotMemo<Remembered>(maxEntries)
 
   function viewOf(path: string): { view: View; route: ApiRoute } | undefined {
     if (path.length === PAGES_PATH.length) return { view: pages.list, route: 'list' }
@@ -130,14 +130,10 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (!snapshot || options.isClosing() || options.isUnderPressure()) return false
 
     const started = performance.now()
-    if (memoFor !== snapshot || memo.size >= maxEntries) {
-      memo.clear()
-      memoFor = snapshot
-    }
     const accept = req.headers.accept
     const key = accept === undefined ? url : `${url}\u0000${accept}`
     // Only URLs whose path the fast path takes are remembered, so a hit needs no parsing.
-    const remembered = memo.get(key)
+    const remembered = memo.get(snapshot, key)
     if (remembered) {
       write(req, res, remembered.answer, remembered.route, started)
       answered++

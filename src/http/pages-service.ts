@@ -16,6 +16,7 @@ import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '
 import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
 import { responseKeys, tagHeaders } from '../tree/surrogate-keys.js'
+import { createSnapshotMemo } from '../tree/snapshot-memo.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
 import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
@@ -240,36 +241,21 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   }
 
   /** Forwards planned under the current snapshot, by view and request (`forwardOf`). */
-  let forwardsFor: Snapshot | undefined
-  const forwards = new Map<string, Forward>()
-
-  function plannedForward(snapshot: Snapshot, key: string): Forward | undefined {
-    if (forwardsFor !== snapshot) {
-      forwards.clear()
-      forwardsFor = snapshot
-    }
-    return forwards.get(key)
-  }
-
-  function rememberForward(key: string, forward: Forward): Forward {
-    if (forwards.size >= MAX_PLANNED_FORWARDS) forwards.clear()
-    forwards.set(key, forward)
-    return forward
-  }
+  const forwards = createSnapshotMemo<Forward>(MAX_PLANNED_FORWARDS)
 
   return {
     list(request) {
       const snapshot = options.snapshot()
       if (!snapshot) return NOT_READY
       const memoKey = forwardKey('list', '', request)
-      const planned = plannedForward(snapshot, memoKey)
+      const planned = forwards.get(snapshot, memoKey)
       if (planned) return readThrough(snapshot, planned)
       const params = paramsOf(request)
       const plan = planListing(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
         const scope = scopeOfParams(snapshot, (key) => params.get(key))
-        return readThrough(snapshot, rememberForward(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params)))
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params)))
       }
       const scope = scopeOfSelection(snapshot, plan.query)
       const query = listQueryKey(plan.query)
@@ -291,7 +277,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const snapshot = options.snapshot()
       if (!snapshot) return NOT_READY
       const memoKey = forwardKey('detail', pathId, request)
-      const planned = plannedForward(snapshot, memoKey)
+      const planned = forwards.get(snapshot, memoKey)
       if (planned) return readThrough(snapshot, planned)
       const params = paramsOf(request)
       const plan = planDetail(pathId, params, snapshot, request.accept)
@@ -302,7 +288,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
         const id = Number(BigInt(pathId))
         const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
-        return readThrough(snapshot, rememberForward(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)))
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)))
       }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
@@ -313,7 +299,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const snapshot = options.snapshot()
       if (!snapshot) return NOT_READY
       const memoKey = forwardKey('find', '', request)
-      const planned = plannedForward(snapshot, memoKey)
+      const planned = forwards.get(snapshot, memoKey)
       if (planned) return readThrough(snapshot, planned)
       const params = paramsOf(request)
       const plan = planFind(params, snapshot, request.accept)
@@ -323,7 +309,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
         // repeats the query in its Location.
         const query = djangoUrlencode(params.lists().filter(([key]) => key !== 'format' || params.get('format') !== 'api'))
-        return readThrough(snapshot, rememberForward(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)))
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)))
       }
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''

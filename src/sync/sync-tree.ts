@@ -127,8 +127,9 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   const pages = options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps)
   return {
     pages,
-    unchanged: previous !== undefined && removed === 0 && listedTypes.size === 0 && listing.reused.size === listing.windows.size &&
-      fetched.every(({ page }) => sameAsBefore(page, previous)),
+    // Every pass that could be unchanged (every window one the snapshot was built from) was
+    // decided above; here something differs.
+    unchanged: false,
     mode: previous ? 'incremental' : 'full',
     detailsFetched: fetched.length,
     ...(reasons ? { reasons } : {}),

@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest'
+import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
+import { createSnapshotMemo } from './snapshot-memo.js'
+
+describe('snapshot memo', () => {
+  const one = makeSnapshot([{ id: 1, parent: null }])
+  const two = makeSnapshot([{ id: 1, parent: null }], {}, 2)
+
+  it('answers what was remembered under the same snapshot, and forgets it all under another', () => {
+    const memo = createSnapshotMemo<string>(10)
+    expect(memo.get(one, 'a')).toBeUndefined()
+    memo.set('a', 'planned under one')
+    expect(memo.get(one, 'a')).toBe('planned under one')
+    expect(memo.get(two, 'a')).toBeUndefined()
+    // Going back does not bring it back: it was forgotten, not set aside.
+    expect(memo.get(one, 'a')).toBeUndefined()
+  })
+
+  it('starts over when full', () => {
+    const memo = createSnapshotMemo<number>(2)
+    memo.get(one, 'x')
+    memo.set('a', 1)
+    memo.set('b', 2)
+    memo.set('c', 3)
+    expect([memo.get(one, 'a'), memo.get(one, 'b'), memo.get(one, 'c')]).toEqual([undefined, undefined, 3])
+  })
+})
