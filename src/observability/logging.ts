@@ -5,7 +5,6 @@
  * already leaves secret variables out of the start-up line.
  * @module
  */
-import { randomUUID } from 'node:crypto'
 import { levels, type LoggerOptions } from 'pino'
 import type { Config } from '../config/load-config.js'
 
@@ -33,14 +32,6 @@ export function loggerOptions(config: Pick<Config, 'logLevel' | 'logPretty'>): L
       ? { transport: { target: 'pino-pretty', options: { ignore: 'pid,hostname', translateTime: 'HH:MM:ss.l' } } }
       : {}),
   }
-}
-
-/** What an incoming `X-Request-Id` may look like to be kept: short, and nothing a log viewer could misread. */
-const REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/
-
-/** The caller's request id when it is sane, else a fresh one; the id goes back in the response. */
-export function requestIdFrom(header: string | string[] | undefined): string {
-  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID()
 }
 
 /**
