@@ -15,8 +15,10 @@ export interface RefreshRequest {
   /** Re-sync the whole tree. */
   readonly all?: boolean
   /**
-   * Also run a listing pass: the tree's structure (new pages, moves, unpublished pages) is only
-   * visible in the listing, and Wagtail never purges parents or listings (spec §8.2).
+   * Run a listing pass: the tree's structure (new pages, moves, unpublished pages) is only visible
+   * in the listing, and Wagtail never purges parents or listings (spec §8.2). Without it (and with
+   * `ids`), the sync first tries to refresh the named pages in place (`refresh-in-place.ts`) and
+   * runs the pass only when it finds more than their content changed.
    */
   readonly listing?: boolean
   /** Where the request came from, for logs and metrics (`purge`, `webhook`). */

@@ -9,17 +9,21 @@ const silent = { info() {}, warn() {}, debug() {} }
 
 /** A two-page CMS answering exactly what the sync asks; `down` makes it answer 503. */
 function stubCms() {
-  const state = { down: false, requests: 0, title: 'Home' }
+  const state = { down: false, requests: 0, title: 'Home', paths: [] as string[] }
   const json = (status: number, body: unknown): UpstreamAnswer => ({ status, contentType: 'application/json', headers: {}, text: renderWagtailJson(body) })
   const meta = (id: number) => ({ type: 'home.HomePage', detail_url: `http://cms/api/v1/cms/pages/${id}/`, html_url: `http://site/${id}/`, slug: `p${id}`, first_published_at: null })
   const get: UpstreamGet = async (path) => {
     state.requests++
+    state.paths.push(path)
     if (state.down) return json(503, { message: 'down' })
     if (path.includes('offset=1000000000')) return json(400, { message: 'limit cannot be higher than 20' })
     if (path.includes('type=&')) return json(200, { meta: { total_count: 2 }, items: [] })
     if (path.includes('find/')) return { status: 302, contentType: 'text/html', headers: { location: 'http://cms/api/v1/cms/pages/1/?' }, text: '' }
     if (path.includes('offset=') || path.includes('limit=3')) {
-      return json(200, { meta: { total_count: 2 }, items: [{ id: 1, meta: meta(1), title: state.title }, { id: 2, meta: meta(2), title: 'Child' }] })
+      const items = [{ id: 1, meta: meta(1), title: state.title }, { id: 2, meta: meta(2), title: 'Child' }]
+      const only = /[?&]id=(\d+)&/.exec(path)
+      const shown = only ? items.filter((item) => item.id === Number(only[1])) : items
+      return json(200, { meta: { total_count: shown.length }, items: shown })
     }
     const id = Number(/pages\/(\d+)\//.exec(path)![1])
     const parent = id === 1 ? null : { id: 1, meta: { type: 'home.HomePage', detail_url: 'http://cms/api/v1/cms/pages/1/', html_url: 'http://site/1/' }, title: state.title }
@@ -142,6 +146,35 @@ describe('refresh requests and full syncs', () => {
     // One listing request and the two named details: no probes, no other page.
     expect(cms.state.requests).toBe(3)
     expect(clock.next()!.ms).toBe(60_000)
+    await sync.stop()
+  })
+
+  it('refreshes pages named by PURGE in place, and runs the listing pass once any request asks for one', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    const results: Array<{ mode: string; changed?: boolean }> = []
+    const sync = service(cms, clock.timers, { debounceMs: 100, onSyncEnd: (r) => void results.push({ mode: r.mode, ...(r.ok ? { changed: r.changed } : {}) }) })
+    sync.start()
+    await settle()
+    const listingPasses = () => cms.state.paths.filter((path) => path.includes('offset=') && !/[?&]id=/.test(path)).length
+
+    cms.state.paths.length = 0
+    cms.state.title = 'Home, renamed'
+    sync.refresh({ ids: [1], reason: 'purge' })
+    clock.fire()
+    await settle()
+    // The page's item, its detail and its child's detail (which embeds the parent's title).
+    expect(listingPasses()).toBe(0)
+    expect(cms.state.paths).toHaveLength(3)
+    expect(results.at(-1)).toEqual({ mode: 'incremental', changed: true })
+    expect(sync.current!.byId.get(2)!.detail.toString()).toContain('Home, renamed')
+
+    cms.state.paths.length = 0
+    sync.refresh({ ids: [2], reason: 'purge' })
+    sync.refresh({ listing: true, reason: 'purge' })
+    clock.fire()
+    await settle()
+    expect(listingPasses()).toBe(1)
     await sync.stop()
   })
 

@@ -145,7 +145,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let timer: unknown
   let timerKind: 'interval' | 'refresh' | undefined
   let stopped = true
-  const pending = { ids: new Set<number>(), all: false, any: false }
+  /** What refresh requests asked for since the last sync; `listing`: one asked for a listing pass. */
+  const pending = { ids: new Set<number>(), all: false, any: false, listing: false }
   const status = {
     lastAttemptAt: undefined as number | undefined,
     lastSuccessAt: undefined as number | undefined,
@@ -181,9 +182,13 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const fullDue = started - (current?.fullSyncedAt ?? 0) >= fullIntervalMs && !deferFull
     deferFull = false
     const full = requestedFull || pending.all || !current || fullDue
+    // Only PURGEs of known pages asked: they may be refreshed without a listing pass.
+    const inPlace = pending.any && !pending.listing
+    const requestedListing = pending.listing
     pending.ids.clear()
     pending.all = false
     pending.any = false
+    pending.listing = false
     let mode: SyncMode = full ? 'full' : 'incremental'
     options.logger.info({ mode, requested: requested.size }, 'sync: started')
     try {
@@ -203,6 +208,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         previous: current,
         full: asFull,
         requested,
+        inPlace,
         withFields: withFields ?? false,
         ...(windows !== undefined && windows.of === current ? { windows: windows.windows } : {}),
       })
@@ -251,7 +257,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       status.lastMode = mode
       const durationMs = options.now() - started
       options.logger.info(
-        { mode, pages: tree.pages.length, detailsFetched: tree.detailsFetched, removed: tree.removed, reasons: tree.reasons, changed, version: current!.version, durationMs },
+        { mode, ...(tree.inPlace ? { inPlace: true } : {}), pages: tree.pages.length, detailsFetched: tree.detailsFetched, removed: tree.removed, reasons: tree.reasons, changed, version: current!.version, durationMs },
         'sync: done',
       )
       if (changed) options.onSnapshot?.(candidate, previous, 'sync')
@@ -264,6 +270,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       // What was asked for is still owed: the retry fetches it.
       for (const id of requested) pending.ids.add(id)
       if (requestedFull) pending.all = true
+      if (requestedListing) pending.listing = true
       const code = isProxyError(error) ? error.code : error instanceof TreeInconsistentError ? 'SYNC_INCONSISTENT' : 'SYNC_FAILED'
       status.lastError = error.message
       status.lastErrorCode = code
@@ -351,6 +358,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     refresh(request) {
       for (const id of request.ids ?? []) pending.ids.add(id)
       if (request.all) pending.all = true
+      // A request without ids, or one that asks for it, gets a listing pass.
+      if (request.listing || !request.ids?.length) pending.listing = true
       pending.any = true
       options.logger.debug({ ids: request.ids?.length ?? 0, all: request.all === true, reason: request.reason }, 'sync: refresh requested')
       // A sync in flight picks the request up when it ends (`schedule`); a retry backoff is cut short.

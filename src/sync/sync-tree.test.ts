@@ -10,27 +10,41 @@ import type { Snapshot } from '../tree/snapshot.js'
 import { syncTree, type SyncTreeOptions } from './sync-tree.js'
 import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
 
-/** A CMS of `count` pages under page 1, listed three per window; titles and bodies can be edited. */
+/**
+ * A CMS of `count` pages under page 1, listed three per window (and one by one with `?id=`);
+ * titles, slugs and bodies can be edited and pages unpublished. `requests` logs every path asked.
+ */
 function cms(count: number) {
   const titles = new Map<number, string>()
+  const slugs = new Map<number, string>()
   const bodies = new Map<number, string>()
+  const gone = new Set<number>()
   const detailsAsked: number[] = []
+  const requests: string[] = []
   const title = (id: number) => titles.get(id) ?? `Page ${id}`
   const json = (body: unknown): UpstreamAnswer => ({ status: 200, contentType: 'application/json', headers: {}, text: renderWagtailJson(body) })
-  const meta = (id: number) => ({ type: 'home.BlogPage', detail_url: `http://cms/api/v1/cms/pages/${id}/`, html_url: `http://site/${id}/`, slug: `p${id}` })
+  const meta = (id: number) => {
+    const slug = slugs.get(id) ?? `p${id}`
+    return { type: 'home.BlogPage', detail_url: `http://cms/api/v1/cms/pages/${id}/`, html_url: `http://site/${slug}/`, slug }
+  }
+  const live = () => Array.from({ length: count }, (_, i) => i + 1).filter((id) => !gone.has(id))
   const get: UpstreamGet = async (path) => {
+    requests.push(path)
+    const only = /[?&]id=(\d+)&/.exec(path)
     const offset = /offset=(\d+)/.exec(path)
     if (offset) {
       const from = Number(offset[1])
-      const ids = Array.from({ length: count }, (_, i) => i + 1).slice(from, from + 3)
-      return json({ meta: { total_count: count }, items: ids.map((id) => ({ id, meta: meta(id), title: title(id) })) })
+      const matching = only ? live().filter((id) => id === Number(only[1])) : live()
+      const ids = matching.slice(from, from + 3)
+      return json({ meta: { total_count: matching.length }, items: ids.map((id) => ({ id, meta: meta(id), title: title(id) })) })
     }
     const id = Number(/pages\/(\d+)\//.exec(path)![1])
     detailsAsked.push(id)
-    const parent = id === 1 ? null : { id: 1, meta: { type: 'home.BlogPage', detail_url: 'http://cms/api/v1/cms/pages/1/', html_url: 'http://site/1/' }, title: title(1) }
+    if (gone.has(id)) return { status: 404, contentType: 'application/json', headers: {}, text: '{"message": "No Page matches the given query."}' }
+    const parent = id === 1 ? null : { id: 1, meta: { type: 'home.BlogPage', detail_url: 'http://cms/api/v1/cms/pages/1/', html_url: meta(1).html_url }, title: title(1) }
     return json({ id, meta: { ...meta(id), show_in_menus: false, seo_title: '', search_description: '', parent }, title: title(id), body: bodies.get(id) ?? '' })
   }
-  return { get, titles, bodies, detailsAsked }
+  return { get, titles, slugs, bodies, gone, detailsAsked, requests }
 }
 
 function options(get: UpstreamGet, previous: Snapshot | undefined, extra: Partial<SyncTreeOptions> = {}): SyncTreeOptions {
@@ -101,5 +115,92 @@ describe('an incremental sync that finds nothing new', () => {
     const { snapshot } = await firstSync(site.get)
     const again = await syncTree(options(site.get, snapshot))
     expect(again.unchanged).toBe(false)
+  })
+})
+
+describe('a refresh of purged pages in place', () => {
+  /** The kinds of request a sync made: `item` (a one-page listing), `window`, or a detail's id. */
+  const kinds = (requests: readonly string[]) =>
+    requests.map((path) => (/[?&]id=\d+&/.test(path) ? 'item' : path.includes('offset=') ? 'window' : Number(/pages\/(\d+)\//.exec(path)![1])))
+
+  it('takes a body-only edit with the page\'s item and its detail, and keeps every listing window', async () => {
+    const site = cms(7)
+    const { snapshot, windows } = await firstSync(site.get)
+    site.bodies.set(4, 'edited')
+    site.requests.length = 0
+    const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]), inPlace: true }))
+    expect(kinds(site.requests)).toEqual(['item', 4])
+    expect(again.inPlace).toBe(true)
+    expect(again.unchanged).toBe(false)
+    expect(again.reasons).toMatchObject({ requested: 1, 'parent-changed': 0 })
+    expect(again.pages.find((page) => page.id === 4)!.detail.toString()).toContain('"edited"')
+    // Every other page is carried over as it was.
+    for (const page of again.pages) if (page.id !== 4) expect(page.digest).toBe(snapshot.byId.get(page.id)!.digest)
+    expect([...again.listing.windows.keys()]).toEqual([...windows.keys()])
+    expect(again.listing.reused.size).toBe(windows.size)
+  })
+
+  it('takes a new title with the children\'s details (each embeds its parent\'s title), and drops the window that showed the old one', async () => {
+    const site = cms(7)
+    const { snapshot, windows } = await firstSync(site.get)
+    site.titles.set(1, 'Home, renamed')
+    site.requests.length = 0
+    const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([1]), inPlace: true }))
+    expect(kinds(site.requests)).toEqual(['item', 1, 2, 3, 4, 5, 6, 7])
+    expect(again.reasons).toMatchObject({ requested: 1, 'parent-changed': 6 })
+    expect(again.detailsFetched).toBe(7)
+    const rebuilt = buildSnapshot(again.pages, { version: 2, syncedAt: 0, dialect: DIALECT })
+    expect(rebuilt.byId.get(1)!.listItem).toContain('Home, renamed')
+    expect(rebuilt.byId.get(5)!.detail.toString()).toContain('Home, renamed')
+    // The window of page 1 describes its old item: the next pass reads it again.
+    expect([...again.listing.windows.keys()]).toEqual([...windows.keys()].filter((path) => !path.includes('offset=0&')))
+  })
+
+  it('says nothing changed when the purged page is as the snapshot holds it', async () => {
+    const site = cms(7)
+    const { snapshot, windows } = await firstSync(site.get)
+    site.requests.length = 0
+    const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]), inPlace: true }))
+    expect(kinds(site.requests)).toEqual(['item', 4])
+    expect(again.unchanged).toBe(true)
+    expect(again.pages).toBe(snapshot.pages)
+  })
+
+  it('leaves a new slug to the listing pass (the pages below move with it)', async () => {
+    const site = cms(7)
+    const { snapshot, windows } = await firstSync(site.get)
+    site.slugs.set(4, 'moved')
+    site.requests.length = 0
+    const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]), inPlace: true }))
+    expect(again.inPlace).toBeUndefined()
+    expect(kinds(site.requests)).toEqual(['item', 'window', 'window', 'window', 4])
+    expect(again.pages.find((page) => page.id === 4)!.slug).toBe('moved')
+  })
+
+  it('leaves an unpublished page, and one the snapshot does not hold, to the listing pass', async () => {
+    const site = cms(7)
+    const { snapshot, windows } = await firstSync(site.get)
+    site.gone.add(4)
+    site.requests.length = 0
+    const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]), inPlace: true }))
+    expect(again.inPlace).toBeUndefined()
+    // Six pages left: two windows.
+    expect(kinds(site.requests)).toEqual(['item', 'window', 'window'])
+    expect(again.removed).toBe(1)
+
+    site.requests.length = 0
+    const unknown = await syncTree(options(site.get, snapshot, { windows, requested: new Set([99]), inPlace: true }))
+    expect(unknown.inPlace).toBeUndefined()
+    expect(kinds(site.requests)).toEqual(['window', 'window'])
+  })
+
+  it('runs the listing pass as before when not asked to refresh in place', async () => {
+    const site = cms(7)
+    const { snapshot, windows } = await firstSync(site.get)
+    site.bodies.set(4, 'edited')
+    site.requests.length = 0
+    const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]) }))
+    expect(again.inPlace).toBeUndefined()
+    expect(kinds(site.requests)).toEqual(['window', 'window', 'window', 4])
   })
 })

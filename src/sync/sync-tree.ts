@@ -12,6 +12,7 @@ import {
   fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
 } from './fetch-tree.js'
 import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshReason } from './plan-refresh.js'
+import { refreshInPlace } from './refresh-in-place.js'
 
 export interface SyncTreeOptions extends FetchTreeOptions {
   /** The snapshot to refresh; `undefined` (or `full`) fetches everything. */
@@ -23,6 +24,11 @@ export interface SyncTreeOptions extends FetchTreeOptions {
   readonly withFields: boolean
   /** The last pass's windows, when `previous` was built from it: unchanged windows are not parsed again. */
   readonly windows?: ListingWindows
+  /**
+   * Only PURGEs of known pages asked for this sync: try refreshing them in place, without a
+   * listing pass (`refresh-in-place.ts`), which runs only when that cannot place them for certain.
+   */
+  readonly inPlace?: boolean
 }
 
 export interface SyncedTree {
@@ -42,6 +48,8 @@ export interface SyncedTree {
    * snapshot would only prove it the same again. `pages` are still complete.
    */
   readonly unchanged: boolean
+  /** The requested pages were refreshed in place: `listing` holds the kept windows, no pass ran. */
+  readonly inPlace?: true
 }
 
 /**
@@ -77,6 +85,22 @@ function* assembleSteps(listed: readonly ListedPage[], pageOf: (item: ListedPage
 
 export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   const previous = options.full ? undefined : options.previous
+  if (previous && options.inPlace) {
+    const refreshed = await refreshInPlace({ ...options, previous, windows: options.windows })
+    if (refreshed) {
+      return {
+        pages: refreshed.pages,
+        unchanged: refreshed.unchanged,
+        mode: 'incremental',
+        detailsFetched: refreshed.requested + refreshed.parentChanged,
+        reasons: { ...NO_REASONS, requested: refreshed.requested, 'parent-changed': refreshed.parentChanged },
+        removed: 0,
+        // No pass ran: the windows still valid are handed on as if this pass had read them.
+        listing: { pages: [], windows: refreshed.windows, reused: new Set(refreshed.windows.keys()) },
+        inPlace: true,
+      }
+    }
+  }
   const listing = await fetchListingPass(options, { withFields: options.withFields, ...(previous && options.windows ? { reuse: options.windows } : {}) })
   const listed = listing.pages
   // Every window byte for byte one the previous snapshot was built from, and as many pages: the

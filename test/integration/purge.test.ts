@@ -1,7 +1,8 @@
 /**
  * PURGE as Wagtail's frontend_cache sends it (spec §8.1), and the refresh webhook, against the real
  * app and the fake CMS: answered at once, the change served soon after, the CMS asked only for the
- * listing and the named page; and nothing changes for callers that may not purge.
+ * named page (its item, its detail, its children's details) or, when more than its content changed,
+ * the listing too; and nothing changes for callers that may not purge.
  */
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -37,6 +38,7 @@ function leaf(harness: Harness) {
 }
 
 const detailRequests = (harness: Harness) => harness.origin.requests.filter((r) => r.kind === 'detail').map((r) => r.url)
+const listRequests = (harness: Harness) => harness.origin.requests.filter((r) => r.kind === 'list').map((r) => r.url)
 
 describe('PURGE from Wagtail', () => {
   it('answers 200 at once and serves a body-only edit of the purged API detail URL within 2 s', async () => {
@@ -51,9 +53,38 @@ describe('PURGE from Wagtail', () => {
     expect(purge.statusCode).toBe(200)
     expect(purge.json()).toEqual({ status: 'ok', target: 'page', id: page.id })
     await eventually(async () => (await harness.get(`/api/v1/cms/pages/${page.id}/`)).body.includes('purged edit'))
-    // The listing pass (3 pages of 30) and the purged page: nothing else.
-    expect(harness.origin.hits).toMatchObject({ list: 3, detail: 1 })
+    // The page's own listing item and its detail: no listing pass (3 pages of 30), nothing else.
+    expect(harness.origin.hits).toMatchObject({ list: 1, detail: 1 })
+    expect(listRequests(harness)).toEqual([expect.stringMatching(new RegExp(`[?&]id=${page.id}&`))])
     expect(detailRequests(harness)).toEqual([`/api/v1/cms/pages/${page.id}/`])
+  })
+
+  it('serves a purged page\'s new title in its parent\'s listing and in its children\'s meta.parent, without a listing pass', async () => {
+    const harness = await start()
+    const snapshot = harness.app.shield.sync.current!
+    const parent = snapshot.pages.find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
+    const children = snapshot.childrenOf.get(parent.id)!.map((child) => child.id)
+    harness.origin.updatePage(parent.id, { title: 'Renamed by an editor' })
+    await harness.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${parent.id}/` })
+    await eventually(async () => JSON.parse((await harness.get(`/api/v1/cms/pages/${children[0]}/`)).body).meta.parent.title === 'Renamed by an editor')
+    const listing = JSON.parse((await harness.get(`/api/v1/cms/pages/?child_of=${parent.parentId}&id=${parent.id}`)).body)
+    expect(listing.items.find((item: { id: number }) => item.id === parent.id).title).toBe('Renamed by an editor')
+    for (const id of children) expect(JSON.parse((await harness.get(`/api/v1/cms/pages/${id}/`)).body).meta.parent.title).toBe('Renamed by an editor')
+    expect(listRequests(harness)).toEqual([expect.stringMatching(new RegExp(`[?&]id=${parent.id}&`))])
+    expect(detailRequests(harness).sort()).toEqual([parent.id, ...children].map((id) => `/api/v1/cms/pages/${id}/`).sort())
+  })
+
+  it('runs the listing pass when a purged page\'s slug changed, and serves its descendants\' new URLs', async () => {
+    const harness = await start()
+    const snapshot = harness.app.shield.sync.current!
+    const parent = snapshot.pages.find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 1)!
+    const child = snapshot.childrenOf.get(parent.id)![0]!
+    harness.origin.updatePage(parent.id, { slug: 'renamed-section' })
+    await harness.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${parent.id}/` })
+    await eventually(async () => JSON.parse((await harness.get(`/api/v1/cms/pages/${child.id}/`)).body).meta.html_url.includes('/renamed-section/'))
+    // The page's item showed the new slug; the pass (3 windows) then found everything it moved.
+    expect(listRequests(harness)).toHaveLength(4)
+    expect(listRequests(harness)[0]).toMatch(new RegExp(`[?&]id=${parent.id}&`))
   })
 
   it('maps a page URL and its Host to the page', async () => {
@@ -82,7 +113,8 @@ describe('PURGE from Wagtail', () => {
     const before = harness.app.shield.sync.status.lastAttemptAt
     await Promise.all(pages.map((p) => harness.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${p.id}/` })))
     await eventually(async () => harness.app.shield.sync.status.lastAttemptAt !== before && !harness.app.shield.sync.status.running)
-    expect(harness.origin.hits).toMatchObject({ list: 3, detail: 5 })
+    // Each page's own item and detail, in one sync: no listing pass.
+    expect(harness.origin.hits).toMatchObject({ list: 5, detail: 5 })
   })
 
   it('refuses a PURGE from an address outside PURGE_ALLOW without the token, and changes nothing', async () => {

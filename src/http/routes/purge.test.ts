@@ -108,7 +108,7 @@ describe.each(orders)('PURGE on API paths is not swallowed by the API routes (%s
     const response = await app.inject({ method: 'PURGE', url: '/api/v1/cms/pages/4/', headers: { host: 'api.example.com:8443' } })
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({ status: 'ok', target: 'page', id: 4 })
-    expect(recorder.refreshes).toEqual([{ ids: [4], listing: true, reason: 'purge' }])
+    expect(recorder.refreshes).toEqual([{ ids: [4], reason: 'purge' }])
   })
 
   it('runs a listing pass for the listing and find/', async () => {
@@ -142,7 +142,7 @@ describe('PURGE of page URLs', () => {
     expect(response.headers['content-type']).toMatch(/^application\/json/)
     expect(response.headers['cache-control']).toBe('no-store')
     expect(response.json()).toEqual({ status: 'ok', target: 'page', id: 6 })
-    expect(recorder.refreshes).toEqual([{ ids: [6], listing: true, reason: 'purge' }])
+    expect(recorder.refreshes).toEqual([{ ids: [6], reason: 'purge' }])
     expect(recorder.purges).toEqual([['accepted', 'page']])
   })
 
@@ -160,7 +160,7 @@ describe('PURGE of page URLs', () => {
     expect((await app.inject({ method: 'PURGE', url: '/api/v1/cms/pages/4/' })).json()).toEqual({ status: 'ok', target: 'page', id: 4 })
     expect((await app.inject({ method: 'PURGE', url: '/blog-one/', headers: { host: 'localhost' } })).json()).toEqual({ status: 'ok', target: 'unknown' })
     expect(recorder.refreshes).toEqual([
-      { ids: [4], listing: true, reason: 'purge' },
+      { ids: [4], reason: 'purge' },
       { listing: true, reason: 'purge' },
     ])
   })
@@ -170,7 +170,7 @@ describe('PURGE of page URLs', () => {
     const response = await app.inject({ method: 'PURGE', url: '/alpha/', headers: { host: 'localhost', 'content-type': 'application/json' }, payload: '{"ids": [99]}' })
     expect(response.statusCode).toBe(200)
     expect(response.json()).toEqual({ status: 'ok', target: 'page', id: 5 })
-    expect(recorder.refreshes).toEqual([{ ids: [5], listing: true, reason: 'purge' }])
+    expect(recorder.refreshes).toEqual([{ ids: [5], reason: 'purge' }])
   })
 
   it('answers 500 and logs when the refresh cannot be requested', async () => {
@@ -212,7 +212,7 @@ describe('PURGE access', () => {
     expect(recorder.refreshes).toEqual([])
     const right = await app.inject({ method: 'PURGE', url: '/api/v1/cms/pages/4/', remoteAddress: '203.0.113.7', headers: { 'x-purge-token': TOKEN } })
     expect(right.statusCode).toBe(200)
-    expect(recorder.refreshes).toEqual([{ ids: [4], listing: true, reason: 'purge' }])
+    expect(recorder.refreshes).toEqual([{ ids: [4], reason: 'purge' }])
   })
 })
 
@@ -230,7 +230,7 @@ describe('PURGE over a real socket', () => {
     const response = await undiciRequest(`http://127.0.0.1:${port}/api/v1/cms/pages/6/`, { method: 'PURGE' })
     expect(response.statusCode).toBe(200)
     expect(await response.body.json()).toEqual({ status: 'ok', target: 'page', id: 6 })
-    expect(recorder.refreshes).toEqual([{ ids: [6], listing: true, reason: 'purge' }])
+    expect(recorder.refreshes).toEqual([{ ids: [6], reason: 'purge' }])
   })
 
   it('refuses 127.0.0.1 when PURGE_ALLOW excludes it, unless the token is sent', async () => {
@@ -243,7 +243,7 @@ describe('PURGE over a real socket', () => {
     const allowed = await undiciRequest(`http://127.0.0.1:${port}/blog-one/`, { method: 'PURGE', headers: { host: 'localhost', 'x-purge-token': TOKEN } })
     expect(allowed.statusCode).toBe(200)
     expect(await allowed.body.json()).toEqual({ status: 'ok', target: 'page', id: 4 })
-    expect(recorder.refreshes).toEqual([{ ids: [4], listing: true, reason: 'purge' }])
+    expect(recorder.refreshes).toEqual([{ ids: [4], reason: 'purge' }])
   })
 
   it.each(orders)('answers the exact request Wagtail 7.4.3 sends with 200, promptly (%s)', async (order) => {
@@ -271,6 +271,6 @@ describe('PURGE over a real socket', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
     expect(answer).toMatch(/\r\nconnection: close\r\n/i)
     expect(answer.slice(answer.indexOf('\r\n\r\n') + 4)).toBe('{"status":"ok","target":"page","id":4}')
-    expect(recorder.refreshes).toEqual([{ ids: [4], listing: true, reason: 'purge' }])
+    expect(recorder.refreshes).toEqual([{ ids: [4], reason: 'purge' }])
   })
 })

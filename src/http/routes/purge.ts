@@ -71,7 +71,9 @@ function handlePurge(request: FastifyRequest, reply: FastifyReply, options: Purg
   options.onPurge?.('accepted', target.kind)
   try {
     options.requestRefresh(
-      target.kind === 'page' ? { ids: [target.id], listing: true, reason: 'purge' } : { listing: true, reason: 'purge' },
+      // A known page is refreshed in place when only its content changed, and with a listing
+      // pass otherwise (the sync decides, `refresh-in-place.ts`); any other URL gets the pass.
+      target.kind === 'page' ? { ids: [target.id], reason: 'purge' } : { listing: true, reason: 'purge' },
     )
   } catch (error) {
     // Wagtail only logs a failed purge; a 500 at least puts it in the CMS's log too.

@@ -1,0 +1,160 @@
+/**
+ * A refresh of the pages a PURGE named, without a listing pass, when the CMS shows that nothing
+ * about them but their own content changed.
+ *
+ * Wagtail purges a page's URL when the page is published or unpublished, never on a move, a
+ * reorder or for its parents (spec §8.2). A publish most often edits the page in place: its body,
+ * its title, its flags. A listing pass finds that too, but it reads the whole listing (400
+ * requests at 100,000 pages, and at least a second of cms-shield's CPU); here each named page
+ * costs its one-item listing (`?id=`) and its detail, plus its children's details when its
+ * listing item changed, because each child's detail embeds its parent's title (`meta.parent`,
+ * spec §5.2), as the listing pass's plan does (`plan-refresh.ts`).
+ *
+ * Anything this cannot place for certain is left to the listing pass (the result is `undefined`):
+ * a page the snapshot does not hold, one the listing no longer shows (unpublished), a new slug,
+ * URL, type or parent (the pages below would move with it), a page whose typed listing differs
+ * (`typedListItem`), a detail that disagrees with its listing item (an edit in progress), or more
+ * children than one listing window holds. Pure over its `get`: no timers, no state.
+ * @module
+ */
+import { isProxyError } from '../errors.js'
+import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
+import { inSlices, runToEnd, runWithPauses, type Steps } from '../tree/slices.js'
+import type { PageRecord, Snapshot } from '../tree/snapshot.js'
+import { fetchDetails, fetchListingPass, type FetchTreeOptions, type FetchedPage, type ListingWindow, type ListingWindows } from './fetch-tree.js'
+import type { ListedPage } from './plan-refresh.js'
+
+/** At most this many named pages are refreshed in place; a bigger burst takes the listing pass. */
+export const MAX_IN_PLACE_PAGES = 20
+/** A page with more children than one listing window (Wagtail's default maximum) takes the pass. */
+export const MAX_IN_PLACE_CHILDREN = 250
+
+export interface RefreshInPlaceOptions extends FetchTreeOptions {
+  readonly previous: Snapshot
+  readonly requested: ReadonlySet<number>
+  /** Read the one-item listings with the extra meta fields, as the listing pass does. */
+  readonly withFields: boolean
+  /** The last pass's windows: kept for the next pass, less those holding a page whose item changed. */
+  readonly windows: ListingWindows | undefined
+}
+
+export interface InPlaceRefresh {
+  /** Every page in listing order: the previous snapshot's, with the refreshed ones replaced. */
+  readonly pages: readonly SyncedPage[]
+  /** Nothing differs from the previous snapshot (`pages` are then its own records). */
+  readonly unchanged: boolean
+  readonly requested: number
+  /** Children fetched again because their parent's listing item changed. */
+  readonly parentChanged: number
+  /** The windows the next listing pass may still take as they are. */
+  readonly windows: Map<string, ListingWindow>
+}
+
+/** Thrown inside to give the work back to the listing pass. */
+class NeedsListingPass extends Error {}
+
+/** `meta.html_url` of a snapshot record, read back from its listing item. */
+function htmlUrlOf(record: PageRecord): string | null {
+  const item = JSON.parse(record.listItem) as { meta?: { html_url?: unknown } }
+  const url = item.meta?.html_url
+  return typeof url === 'string' ? url : null
+}
+
+/** The listing fields a record was built from: what a child's detail is checked against. */
+function listedFrom(record: PageRecord, withFields: boolean): ListedPage {
+  return {
+    id: record.id,
+    type: record.type,
+    title: record.title,
+    slug: record.slug,
+    htmlUrl: htmlUrlOf(record),
+    listItem: record.listItem,
+    ...(withFields ? { flags: { showInMenus: record.showInMenus, seoTitle: record.seoTitle, searchDescription: record.searchDescription } } : {}),
+  }
+}
+
+/** A detail that may replace `record` in place: same parent, and the same URL as its listing item. */
+function placeable(fetched: FetchedPage, record: PageRecord): SyncedPage {
+  if (fetched.urlDiffers || fetched.page.parentId !== record.parentId) throw new NeedsListingPass()
+  return fetched.page
+}
+
+async function details(options: RefreshInPlaceOptions, pages: readonly ListedPage[]): Promise<FetchedPage[]> {
+  try {
+    return await fetchDetails(options, pages)
+  } catch (error) {
+    // A page gone or changed between its listing and its detail: the pass sorts that out.
+    if (isProxyError(error, 'SYNC_INCONSISTENT')) throw new NeedsListingPass()
+    throw error
+  }
+}
+
+/** The page's item as a listing filtered to its id shows it now. */
+async function listedNow(options: RefreshInPlaceOptions, record: PageRecord): Promise<ListedPage> {
+  let listed: ListedPage[]
+  try {
+    listed = (await fetchListingPass(options, { filter: `id=${record.id}&`, withFields: options.withFields })).pages
+  } catch (error) {
+    if (isProxyError(error, 'SYNC_INCONSISTENT')) throw new NeedsListingPass()
+    throw error
+  }
+  const item = listed[0]
+  if (listed.length !== 1 || item!.id !== record.id) throw new NeedsListingPass()
+  if (item!.type !== record.type || item!.slug !== record.slug || item!.htmlUrl !== htmlUrlOf(record)) throw new NeedsListingPass()
+  return item!
+}
+
+function* assembleSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPage>): Steps<SyncedPage[]> {
+  const pages = new Array<SyncedPage>(previous.pages.length)
+  yield* inSlices(pages.length, (from, to) => {
+    for (let i = from; i < to; i++) {
+      const record = previous.pages[i]!
+      pages[i] = replaced.get(record.id) ?? carryOver(record)
+    }
+  })
+  return pages
+}
+
+/** Refreshes `options.requested` in place, or returns `undefined` when a listing pass is needed. */
+export async function refreshInPlace(options: RefreshInPlaceOptions): Promise<InPlaceRefresh | undefined> {
+  const { previous, requested } = options
+  if (requested.size === 0 || requested.size > MAX_IN_PLACE_PAGES) return undefined
+  try {
+    const replaced = new Map<number, SyncedPage>()
+    const itemChanged = new Set<number>()
+    for (const id of requested) {
+      const record = previous.byId.get(id)
+      if (record === undefined || record.typedListItem !== undefined) return undefined
+      const item = await listedNow(options, record)
+      const [fetched] = await details(options, [item])
+      replaced.set(id, placeable(fetched!, record))
+      if (item.listItem !== record.listItem) itemChanged.add(id)
+    }
+
+    const children: PageRecord[] = []
+    for (const id of itemChanged) {
+      for (const child of previous.childrenOf.get(id) ?? []) if (!replaced.has(child.id)) children.push(child)
+    }
+    if (children.length > MAX_IN_PLACE_CHILDREN || children.some((child) => child.typedListItem !== undefined)) return undefined
+    const fetchedChildren = await details(options, children.map((child) => listedFrom(child, options.withFields)))
+    fetchedChildren.forEach((fetched, i) => replaced.set(children[i]!.id, placeable(fetched, children[i]!)))
+
+    const windows = new Map<string, ListingWindow>()
+    for (const [path, window] of options.windows ?? []) {
+      // A window showing an item that changed describes the old item: the next pass reads it again.
+      if (!window.pages.some((page) => itemChanged.has(page.id))) windows.set(path, window)
+    }
+    const unchanged = [...replaced.values()].every((page) => previous.byId.get(page.id)!.digest === page.digest)
+    const steps = assembleSteps(previous, replaced)
+    return {
+      pages: unchanged ? (previous.pages as readonly SyncedPage[]) : options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps),
+      unchanged,
+      requested: requested.size,
+      parentChanged: children.length,
+      windows,
+    }
+  } catch (error) {
+    if (error instanceof NeedsListingPass) return undefined
+    throw error
+  }
+}
