@@ -347,7 +347,8 @@ function report(status: 'complete' | 'incomplete', reason?: string): Verdict | u
     lines.push(
       `- Edits: ${editTotals.edits} (${Object.entries(byOp).map(([op, count]) => `${op} ${count}`).join(', ')}), ${editTotals.purges} PURGEs; ` +
         `served after p50 ${fmtMs(percentile(visible, 50), 0)}, p99 ${fmtMs(percentile(visible, 99), 0)}, max ${fmtMs(percentile(visible, 100), 0)}; ` +
-        `${late.length} not served in time, ${failed.length} refused.`,
+        `${late.length} not served in time, ${failed.length} refused, ` +
+        `${allEdits.filter((edit) => edit.outcome === 'superseded').length} superseded by a later edit of the same page before they showed.`,
     )
     lines.push(
       `- Syncs: ${windows.reduce((sum, w) => sum + w.syncRuns, 0)} in the measured windows, ${syncFailed} of them failed` +

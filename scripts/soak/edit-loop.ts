@@ -36,9 +36,11 @@ export interface EditRecord {
   atMs: number
   /**
    * `visible`: cms-shield served it; `late`: not within the bound; `failed`: the origin refused the
-   * edit; `unfinished`: the soak ended while it was still awaited (not counted against anything).
+   * edit; `unfinished`: the soak ended while it was still awaited; `superseded`: a later edit of
+   * the same page (a delete right after its create, say) came before it was served, so it never
+   * can be (neither of the last two counts against anything).
    */
-  outcome: 'visible' | 'late' | 'failed' | 'unfinished'
+  outcome: 'visible' | 'late' | 'failed' | 'unfinished' | 'superseded'
   /** From the edit to cms-shield serving it (outcome `visible`). */
   visibleMs: number | null
   purged: boolean
@@ -95,6 +97,8 @@ export class EditLoop {
   private readonly polls = new Set<Promise<void>>()
   /** Created pages and whether each is live. */
   private readonly created = new Map<number, boolean>()
+  /** Each page's latest edit, by its number: an earlier edit still awaited is superseded. */
+  private readonly latestEdit = new Map<number, number>()
   private stopped = false
   private aborted = false
   private wake: (() => void) | undefined
@@ -175,6 +179,8 @@ export class EditLoop {
       return
     }
     this.edits++
+    const sequence = this.edits
+    this.latestEdit.set(answer.id, sequence)
     if (op === 'create' || op === 'publish') this.created.set(answer.id, true)
     if (op === 'unpublish') this.created.set(answer.id, false)
     if (op === 'delete') this.created.delete(answer.id)
@@ -190,15 +196,19 @@ export class EditLoop {
         purgeError = `PURGE: ${error instanceof Error ? error.message : String(error)}`
       }
     }
-    const poll = this.pollUntilVisible(op, answer, editedAt, atMs, purged, purgeError)
+    const poll = this.pollUntilVisible(op, answer, editedAt, atMs, purged, purgeError, sequence)
     this.polls.add(poll)
     void poll.finally(() => this.polls.delete(poll))
   }
 
-  private async pollUntilVisible(op: EditOp, answer: MutateAnswer, editedAt: number, atMs: number, purged: boolean, purgeError: string | null): Promise<void> {
+  private async pollUntilVisible(op: EditOp, answer: MutateAnswer, editedAt: number, atMs: number, purged: boolean, purgeError: string | null, sequence: number): Promise<void> {
     const until = editedAt + this.options.visibleWithinMs
     let lastError: string | null = purgeError
     for (;;) {
+      if (this.latestEdit.get(answer.id) !== sequence) {
+        this.records.push({ op, id: answer.id, atMs, outcome: 'superseded', visibleMs: null, purged, error: null })
+        return
+      }
       try {
         const response = await call(`${this.options.shield}${answer.path}`, { timeoutMs: 5_000 })
         let body: DetailBody | undefined
