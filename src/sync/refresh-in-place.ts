@@ -18,8 +18,7 @@
  * @module
  */
 import { isProxyError } from '../errors.js'
-import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
-import { inSlices, runToEnd, runWithPauses, type Steps } from '../tree/slices.js'
+import type { SyncedPage } from '../tree/build-snapshot.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
 import { fetchDetails, fetchListingPass, type FetchTreeOptions, type FetchedPage, type ListingWindow, type ListingWindows } from './fetch-tree.js'
 import type { ListedPage } from './plan-refresh.js'
@@ -39,9 +38,12 @@ export interface RefreshInPlaceOptions extends FetchTreeOptions {
 }
 
 export interface InPlaceRefresh {
-  /** Every page in listing order: the previous snapshot's, with the refreshed ones replaced. */
-  readonly pages: readonly SyncedPage[]
-  /** Nothing differs from the previous snapshot (`pages` are then its own records). */
+  /**
+   * The refreshed pages by id, each in the place its record holds in the previous snapshot:
+   * `patchSnapshot` swaps them in without rebuilding the tree.
+   */
+  readonly replaced: ReadonlyMap<number, SyncedPage>
+  /** Nothing differs from the previous snapshot. */
   readonly unchanged: boolean
   readonly requested: number
   /** Children fetched again because their parent's listing item changed. */
@@ -104,17 +106,6 @@ async function listedNow(options: RefreshInPlaceOptions, record: PageRecord): Pr
   return item!
 }
 
-function* assembleSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPage>): Steps<SyncedPage[]> {
-  const pages = new Array<SyncedPage>(previous.pages.length)
-  yield* inSlices(pages.length, (from, to) => {
-    for (let i = from; i < to; i++) {
-      const record = previous.pages[i]!
-      pages[i] = replaced.get(record.id) ?? carryOver(record)
-    }
-  })
-  return pages
-}
-
 /** Refreshes `options.requested` in place, or returns `undefined` when a listing pass is needed. */
 export async function refreshInPlace(options: RefreshInPlaceOptions): Promise<InPlaceRefresh | undefined> {
   const { previous, requested } = options
@@ -145,9 +136,8 @@ export async function refreshInPlace(options: RefreshInPlaceOptions): Promise<In
       if (!window.pages.some((page) => itemChanged.has(page.id))) windows.set(path, window)
     }
     const unchanged = [...replaced.values()].every((page) => previous.byId.get(page.id)!.digest === page.digest)
-    const steps = assembleSteps(previous, replaced)
     return {
-      pages: unchanged ? (previous.pages as readonly SyncedPage[]) : options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps),
+      replaced,
       unchanged,
       requested: requested.size,
       parentChanged: children.length,

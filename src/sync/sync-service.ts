@@ -9,7 +9,7 @@
  */
 import { isProxyError } from '../errors.js'
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
-import { buildSnapshotInSlices, TreeInconsistentError } from '../tree/build-snapshot.js'
+import { buildSnapshotInSlices, patchSnapshotInSlices, TreeInconsistentError } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { syncRetryDelay } from './backoff.js'
 import { windowsToKeep, type FetchProgress, type ListingWindows } from './fetch-tree.js'
@@ -221,18 +221,24 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         tree = await read(false)
       }
       dialect = await learnDialect(tree.pages[0]?.id ?? 0, limitMax, signal)
-      const build = (pages: typeof tree.pages, asFull: boolean) => buildSnapshotInSlices(pages, {
+      const buildOptions = (asFull: boolean) => ({
         version: (current?.version ?? 0) + 1,
         syncedAt: options.now(),
         fullSyncedAt: asFull ? started : current!.fullSyncedAt,
         dialect: dialect!,
-      }, pause)
+      })
+      const build = (pages: typeof tree.pages, asFull: boolean) => buildSnapshotInSlices(pages, buildOptions(asFull), pause)
       let candidate: Snapshot
       try {
         // Nothing the CMS showed differs from the current snapshot: at 100,000 pages a build that
         // proves it costs most of a listing pass's CPU, for every periodic pass and PURGE.
         const same = tree.unchanged && current !== undefined && JSON.stringify(current.dialect) === JSON.stringify(dialect)
-        candidate = same ? current! : await build(tree.pages, mode === 'full')
+        candidate = same
+          ? current!
+          : tree.replaced
+            // Pages refreshed in place keep their places: swap their records in, build no tree.
+            ? await patchSnapshotInSlices(current!, tree.replaced, buildOptions(false), pause)
+            : await build(tree.pages, mode === 'full')
       } catch (error) {
         // Parent links carried over from the last snapshot that no longer form a tree mean the
         // listing did not show some change (a move of a page without a URL): read everything.
@@ -257,7 +263,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       status.lastMode = mode
       const durationMs = options.now() - started
       options.logger.info(
-        { mode, ...(tree.inPlace ? { inPlace: true } : {}), pages: tree.pages.length, detailsFetched: tree.detailsFetched, removed: tree.removed, reasons: tree.reasons, changed, version: current!.version, durationMs },
+        { mode, ...(tree.replaced ? { inPlace: true } : {}), pages: tree.pages.length, detailsFetched: tree.detailsFetched, removed: tree.removed, reasons: tree.reasons, changed, version: current!.version, durationMs },
         'sync: done',
       )
       if (changed) options.onSnapshot?.(candidate, previous, 'sync')
@@ -270,7 +276,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       // What was asked for is still owed: the retry fetches it.
       for (const id of requested) pending.ids.add(id)
       if (requestedFull) pending.all = true
-      if (requestedListing) pending.listing = true
+      // A refresh in place that failed is retried with a listing pass, which settles any doubt.
+      if (requestedListing || inPlace) pending.listing = true
       const code = isProxyError(error) ? error.code : error instanceof TreeInconsistentError ? 'SYNC_INCONSISTENT' : 'SYNC_FAILED'
       status.lastError = error.message
       status.lastErrorCode = code

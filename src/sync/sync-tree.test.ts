@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import { renderWagtailJson } from '../json/json-text.js'
 import { createUrlRewriter } from '../json/rewrite-detail-urls.js'
-import { buildSnapshot } from '../tree/build-snapshot.js'
+import { buildSnapshot, patchSnapshot } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { syncTree, type SyncTreeOptions } from './sync-tree.js'
 import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
@@ -130,12 +130,12 @@ describe('a refresh of purged pages in place', () => {
     site.requests.length = 0
     const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]), inPlace: true }))
     expect(kinds(site.requests)).toEqual(['item', 4])
-    expect(again.inPlace).toBe(true)
     expect(again.unchanged).toBe(false)
     expect(again.reasons).toMatchObject({ requested: 1, 'parent-changed': 0 })
-    expect(again.pages.find((page) => page.id === 4)!.detail.toString()).toContain('"edited"')
-    // Every other page is carried over as it was.
-    for (const page of again.pages) if (page.id !== 4) expect(page.digest).toBe(snapshot.byId.get(page.id)!.digest)
+    // Only page 4 is replaced; every other record stays as it is.
+    expect([...again.replaced!.keys()]).toEqual([4])
+    expect(again.replaced!.get(4)!.detail.toString()).toContain('"edited"')
+    expect(again.pages).toBe(snapshot.pages)
     expect([...again.listing.windows.keys()]).toEqual([...windows.keys()])
     expect(again.listing.reused.size).toBe(windows.size)
   })
@@ -149,7 +149,8 @@ describe('a refresh of purged pages in place', () => {
     expect(kinds(site.requests)).toEqual(['item', 1, 2, 3, 4, 5, 6, 7])
     expect(again.reasons).toMatchObject({ requested: 1, 'parent-changed': 6 })
     expect(again.detailsFetched).toBe(7)
-    const rebuilt = buildSnapshot(again.pages, { version: 2, syncedAt: 0, dialect: DIALECT })
+    expect([...again.replaced!.keys()].sort()).toEqual([1, 2, 3, 4, 5, 6, 7])
+    const rebuilt = patchSnapshot(snapshot, again.replaced!, { version: 2, syncedAt: 0, dialect: DIALECT })
     expect(rebuilt.byId.get(1)!.listItem).toContain('Home, renamed')
     expect(rebuilt.byId.get(5)!.detail.toString()).toContain('Home, renamed')
     // The window of page 1 describes its old item: the next pass reads it again.
@@ -172,7 +173,7 @@ describe('a refresh of purged pages in place', () => {
     site.slugs.set(4, 'moved')
     site.requests.length = 0
     const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]), inPlace: true }))
-    expect(again.inPlace).toBeUndefined()
+    expect(again.replaced).toBeUndefined()
     expect(kinds(site.requests)).toEqual(['item', 'window', 'window', 'window', 4])
     expect(again.pages.find((page) => page.id === 4)!.slug).toBe('moved')
   })
@@ -183,14 +184,14 @@ describe('a refresh of purged pages in place', () => {
     site.gone.add(4)
     site.requests.length = 0
     const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]), inPlace: true }))
-    expect(again.inPlace).toBeUndefined()
+    expect(again.replaced).toBeUndefined()
     // Six pages left: two windows.
     expect(kinds(site.requests)).toEqual(['item', 'window', 'window'])
     expect(again.removed).toBe(1)
 
     site.requests.length = 0
     const unknown = await syncTree(options(site.get, snapshot, { windows, requested: new Set([99]), inPlace: true }))
-    expect(unknown.inPlace).toBeUndefined()
+    expect(unknown.replaced).toBeUndefined()
     expect(kinds(site.requests)).toEqual(['window', 'window'])
   })
 
@@ -200,7 +201,7 @@ describe('a refresh of purged pages in place', () => {
     site.bodies.set(4, 'edited')
     site.requests.length = 0
     const again = await syncTree(options(site.get, snapshot, { windows, requested: new Set([4]) }))
-    expect(again.inPlace).toBeUndefined()
+    expect(again.replaced).toBeUndefined()
     expect(kinds(site.requests)).toEqual(['window', 'window', 'window', 4])
   })
 })

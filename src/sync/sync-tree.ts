@@ -48,8 +48,12 @@ export interface SyncedTree {
    * snapshot would only prove it the same again. `pages` are still complete.
    */
   readonly unchanged: boolean
-  /** The requested pages were refreshed in place: `listing` holds the kept windows, no pass ran. */
-  readonly inPlace?: true
+  /**
+   * The requested pages were refreshed in place (no listing pass ran; `listing` holds the windows
+   * still valid): these pages replace their records (`patchSnapshot`), and `pages` are the
+   * previous snapshot's records as they were.
+   */
+  readonly replaced?: ReadonlyMap<number, SyncedPage>
 }
 
 /**
@@ -89,7 +93,8 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     const refreshed = await refreshInPlace({ ...options, previous, windows: options.windows })
     if (refreshed) {
       return {
-        pages: refreshed.pages,
+        pages: previous.pages as readonly SyncedPage[],
+        replaced: refreshed.replaced,
         unchanged: refreshed.unchanged,
         mode: 'incremental',
         detailsFetched: refreshed.requested + refreshed.parentChanged,
@@ -97,7 +102,6 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
         removed: 0,
         // No pass ran: the windows still valid are handed on as if this pass had read them.
         listing: { pages: [], windows: refreshed.windows, reused: new Set(refreshed.windows.keys()) },
-        inPlace: true,
       }
     }
   }

@@ -1,7 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { makeSnapshot, type PageSpec } from '../../test/helpers/make-snapshot.js'
-import { buildSnapshot, buildSnapshotInSlices, carryOver, findTreeProblems, TreeInconsistentError, type SyncedPage } from './build-snapshot.js'
+import { buildSnapshot, buildSnapshotInSlices, carryOver, findTreeProblems, patchSnapshot, patchSnapshotInSlices, TreeInconsistentError, type SyncedPage } from './build-snapshot.js'
+import { applyMutations, arbitraryTree as arbitraryModelTree, DIALECT, syncedPages } from './random-tree.test-helper.js'
 import { selectPages } from './select-pages.js'
 
 const page = (id: number, parentId: number | null): SyncedPage => ({
@@ -124,5 +125,56 @@ describe('building a snapshot off the request path', () => {
     expect(shifted.byId.get(2)).not.toBe(first.byId.get(2))
     expect(shifted.byId.get(2)).toMatchObject({ order: 2, digest: first.byId.get(2)!.digest, detail: first.byId.get(2)!.detail })
     expect(shifted.byId.get(1)).not.toBe(first.byId.get(1)) // its subtree grew
+  })
+})
+
+describe('replacing pages in place (a PURGE of an edited page)', () => {
+  const options = { version: 2, syncedAt: 7, fullSyncedAt: 3, dialect: DIALECT }
+  /** Edits that keep every page where it is: titles and menu flags, never slugs, types or places. */
+  const inPlaceEdits = fc.array(
+    fc.record({ kind: fc.constant('edit' as const), target: fc.nat(), field: fc.constantFrom('title' as const, 'showInMenus' as const), value: fc.nat() }),
+    { minLength: 1, maxLength: 4 },
+  )
+
+  it('makes the very snapshot a full build of the edited pages makes, keeping every other record', () => {
+    fc.assert(
+      fc.property(arbitraryModelTree(30), inPlaceEdits, (model, edits) => {
+        const before = syncedPages(model)
+        const previous = buildSnapshot(before, { version: 1, syncedAt: 0, dialect: DIALECT })
+        const after = syncedPages(applyMutations(model, edits))
+        // What a refresh in place delivers: the pages whose bytes changed (a retitled page's
+        // children too: their details embed its title), the rest carried over.
+        const replaced = new Map(after.filter((page, i) => page.detail !== before[i]!.detail || page.listItem !== before[i]!.listItem).map((page) => [page.id, page]))
+        const patched = patchSnapshot(previous, replaced, options)
+        const built = buildSnapshot(after.map((page, i) => (replaced.has(page.id) ? page : carryOver(previous.pages[i]!))), options)
+        expect(patched).toEqual(built)
+        expect(patched.fingerprint).toBe(built.fingerprint)
+        for (const record of patched.pages) if (!replaced.has(record.id)) expect(record).toBe(previous.byId.get(record.id))
+        // The previous snapshot is untouched: readers holding it see one moment.
+        expect(buildSnapshot(before, { version: 1, syncedAt: 0, dialect: DIALECT })).toEqual(previous)
+      }),
+    )
+  })
+
+  it('gives the event loop back between slices and makes the same snapshot', async () => {
+    const previous = buildSnapshot(wideTree(5_000), { version: 1, syncedAt: 0, dialect: DIALECT })
+    const edited = { ...carryOver(previous.byId.get(42)!), title: 'Edited', detail: '{"edited": true}', digest: undefined, from: undefined }
+    const replaced = new Map([[42, edited]])
+    let pauses = 0
+    const sliced = await patchSnapshotInSlices(previous, replaced, options, async () => {
+      pauses++
+    })
+    expect(sliced).toEqual(patchSnapshot(previous, replaced, options))
+    expect(sliced.byId.get(42)!.detail.toString()).toBe('{"edited": true}')
+    expect(sliced.fingerprint).not.toBe(previous.fingerprint)
+    expect(pauses).toBeGreaterThanOrEqual(2)
+  })
+
+  it('refuses a page that is new, moved, re-slugged or of another type: those need a full build', () => {
+    const previous = buildSnapshot(wideTree(10), { version: 1, syncedAt: 0, dialect: DIALECT })
+    const base = carryOver(previous.byId.get(3)!)
+    for (const changed of [{ ...base, id: 999 }, { ...base, parentId: 2 }, { ...base, slug: 'elsewhere' }, { ...base, type: 'cms.Other' }]) {
+      expect(() => patchSnapshot(previous, new Map([[changed.id, changed]]), options)).toThrow(TypeError)
+    }
   })
 })

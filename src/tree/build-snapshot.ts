@@ -272,3 +272,69 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
     dialect: options.dialect,
   })
 }
+
+/**
+ * The snapshot `previous` would be with some pages replaced in place: the same place in the tree
+ * (parent, slug, type, order), new texts and fields. What a full build recomputes from every page
+ * is taken from `previous` where it cannot have changed (slug paths, types, subtree ends, every
+ * other record), so a PURGE of one page at 100,000 pages allocates a page array, an id map and the
+ * sibling lists it touches, instead of a whole new tree. The result equals what
+ * {@link buildSnapshot} makes of the same pages (a property test holds it to that).
+ *
+ * Throws `TypeError` for a replacement that moved, was renamed in its slug, changed type or is not
+ * in `previous`: those change the tree's shape and need a full build.
+ */
+export function patchSnapshot(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPage>, options: BuildOptions): Snapshot {
+  return runToEnd(patchSteps(previous, replaced, options))
+}
+
+/** {@link patchSnapshot}, giving the event loop back between slices (the fingerprint walks every page). */
+export function patchSnapshotInSlices(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPage>, options: BuildOptions, pause: Pause): Promise<Snapshot> {
+  return runWithPauses(patchSteps(previous, replaced, options), pause)
+}
+
+function* patchSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPage>, options: BuildOptions): Steps<Snapshot> {
+  const records = previous.pages.slice()
+  const byId = new Map(previous.byId)
+  const childrenOf = new Map(previous.childrenOf)
+  for (const page of replaced.values()) {
+    const before = previous.byId.get(page.id)
+    if (before === undefined || before.parentId !== page.parentId || before.slug !== page.slug || before.type !== page.type) {
+      throw new TypeError(`page ${page.id} cannot be replaced in place: it is new, or its parent, slug or type changed`)
+    }
+    const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
+    const record = recordOf(page, before.order, before.subtreeEnd, digest)
+    records[before.order] = record
+    byId.set(record.id, record)
+    if (record.parentId !== null) {
+      const siblings = childrenOf.get(record.parentId)!
+      childrenOf.set(record.parentId, siblings.map((sibling) => (sibling.id === record.id ? record : sibling)))
+    }
+  }
+  // The fingerprint covers every page, in order, exactly as a full build hashes it.
+  const hash = createHash('sha256')
+  yield* inSlices(records.length, (from, to) => {
+    let hashed = ''
+    for (let order = from; order < to; order++) {
+      const record = records[order]!
+      hashed += `${record.id}:${record.parentId ?? ''}:${record.digest}\u0000`
+    }
+    hash.update(hashed)
+  })
+  hash.update(JSON.stringify(options.dialect))
+  return Object.freeze({
+    version: options.version,
+    syncedAt: options.syncedAt,
+    fullSyncedAt: options.fullSyncedAt ?? options.syncedAt,
+    fingerprint: hash.digest('base64url'),
+    pages: Object.freeze(records),
+    byId,
+    childrenOf,
+    rootId: previous.rootId,
+    // Slug paths and types depend on slugs, parents and types, which a replacement keeps.
+    byPath: previous.byPath,
+    types: previous.types,
+    treeExact: previous.treeExact,
+    dialect: options.dialect,
+  })
+}
