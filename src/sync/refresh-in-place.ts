@@ -13,8 +13,8 @@
  * Anything this cannot place for certain is left to the listing pass (the result is `undefined`):
  * a page the snapshot does not hold, one the listing no longer shows (unpublished), a new slug,
  * URL, type or parent (the pages below would move with it), a page whose typed listing differs
- * (`typedListItem`), a detail that disagrees with its listing item (an edit in progress), or more
- * children than one listing window holds. Pure over its `get`: no timers, no state.
+ * (`typedListItem`), or a detail that disagrees with its listing item (an edit in progress). Pure
+ * over its `get`: no timers, no state.
  * @module
  */
 import { isProxyError } from '../errors.js'
@@ -25,8 +25,6 @@ import type { ListedPage } from './plan-refresh.js'
 
 /** At most this many named pages are refreshed in place; a bigger burst takes the listing pass. */
 export const MAX_IN_PLACE_PAGES = 20
-/** A page with more children than one listing window (Wagtail's default maximum) takes the pass. */
-export const MAX_IN_PLACE_CHILDREN = 250
 
 export interface RefreshInPlaceOptions extends FetchTreeOptions {
   readonly previous: Snapshot
@@ -126,7 +124,8 @@ export async function refreshInPlace(options: RefreshInPlaceOptions): Promise<In
     for (const id of itemChanged) {
       for (const child of previous.childrenOf.get(id) ?? []) if (!replaced.has(child.id)) children.push(child)
     }
-    if (children.length > MAX_IN_PLACE_CHILDREN || children.some((child) => child.typedListItem !== undefined)) return undefined
+    // Every child is fetched, as the listing pass's plan would fetch them ('parent-changed').
+    if (children.some((child) => child.typedListItem !== undefined)) return undefined
     const fetchedChildren = await details(options, children.map((child) => listedFrom(child, options.withFields)))
     fetchedChildren.forEach((fetched, i) => replaced.set(children[i]!.id, placeable(fetched, children[i]!)))
 
