@@ -4,7 +4,7 @@
  * "Never publish a bad tree").
  * @module
  */
-import { createHash } from 'node:crypto'
+import { createHash, type Hash } from 'node:crypto'
 import { ownBytes } from '../json/own-string.js'
 import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from './slices.js'
 import type { Dialect, PageRecord, Snapshot } from './snapshot.js'
@@ -188,6 +188,27 @@ function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: s
   }
 }
 
+/** What the fingerprint hashes of one page, in tree order: its place and its digest. */
+function fingerprintLine(id: number, parentId: number | null, digest: string): string {
+  return `${id}:${parentId ?? ''}:${digest}\u0000`
+}
+
+type SnapshotParts = Pick<Snapshot, 'byId' | 'childrenOf' | 'rootId' | 'byPath' | 'types' | 'treeExact'> & { readonly pages: PageRecord[] }
+
+/** The finished snapshot: the dialect goes into the fingerprint, and nothing changes it afterwards. */
+function sealed(options: BuildOptions, hash: Hash, parts: SnapshotParts): Snapshot {
+  hash.update(JSON.stringify(options.dialect))
+  return Object.freeze({
+    version: options.version,
+    syncedAt: options.syncedAt,
+    fullSyncedAt: options.fullSyncedAt ?? options.syncedAt,
+    fingerprint: hash.digest('base64url'),
+    ...parts,
+    pages: Object.freeze(parts.pages),
+    dialect: options.dialect,
+  })
+}
+
 /** Builds the snapshot in one go (tests, tools, small trees). */
 export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOptions): Snapshot {
   return runToEnd(buildSteps(pages, options))
@@ -221,7 +242,7 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
     for (let order = from; order < to; order++) {
       const page = pages[order]!
       const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-      hashed += `${page.id}:${page.parentId ?? ''}:${digest}\u0000`
+      hashed += fingerprintLine(page.id, page.parentId, digest)
       const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest)
       records[order] = record
       byId.set(record.id, record)
@@ -254,13 +275,8 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
     }
   })
 
-  hash.update(JSON.stringify(options.dialect))
-  return Object.freeze({
-    version: options.version,
-    syncedAt: options.syncedAt,
-    fullSyncedAt: options.fullSyncedAt ?? options.syncedAt,
-    fingerprint: hash.digest('base64url'),
-    pages: Object.freeze(records),
+  return sealed(options, hash, {
+    pages: records,
     byId,
     childrenOf,
     rootId: root.id,
@@ -269,7 +285,6 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
     // that each distinct type is split once, not once per page.
     types: new Map([...types].map(([canonical, lower]) => [lower, canonical])),
     treeExact: ends !== undefined,
-    dialect: options.dialect,
   })
 }
 
@@ -315,7 +330,7 @@ function* patchSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPag
       const record = at.get(order) ?? previous.pages[order]!
       records[order] = record
       byId.set(record.id, record)
-      hashed += `${record.id}:${record.parentId ?? ''}:${record.digest}\u0000`
+      hashed += fingerprintLine(record.id, record.parentId, record.digest)
     }
     hash.update(hashed)
   })
@@ -325,13 +340,8 @@ function* patchSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPag
     const siblings = childrenOf.get(record.parentId)!
     childrenOf.set(record.parentId, siblings.map((sibling) => (sibling.id === record.id ? record : sibling)))
   }
-  hash.update(JSON.stringify(options.dialect))
-  return Object.freeze({
-    version: options.version,
-    syncedAt: options.syncedAt,
-    fullSyncedAt: options.fullSyncedAt ?? options.syncedAt,
-    fingerprint: hash.digest('base64url'),
-    pages: Object.freeze(records),
+  return sealed(options, hash, {
+    pages: records,
     byId,
     childrenOf,
     rootId: previous.rootId,
@@ -339,7 +349,6 @@ function* patchSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPag
     byPath: previous.byPath,
     types: previous.types,
     treeExact: previous.treeExact,
-    dialect: options.dialect,
   })
 }
 
