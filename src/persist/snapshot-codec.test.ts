@@ -125,7 +125,7 @@ describe('encode and decode', () => {
     const result = readSnapshotMetadata(encodeSnapshotOf(original, ORIGIN))
     expect(result).toEqual({
       ok: true,
-      metadata: { ...ORIGIN, syncedAt: original.syncedAt, fullSyncedAt: original.fullSyncedAt, version: 7, fingerprint: original.fingerprint, dialect: DIALECT, pageCount: 4, formatVersion: 1 },
+      metadata: { ...ORIGIN, syncedAt: original.syncedAt, fullSyncedAt: original.fullSyncedAt, version: 7, fingerprint: original.fingerprint, dialect: DIALECT, pageCount: 4, formatVersion: SNAPSHOT_FORMAT_VERSION },
     })
   })
 
@@ -202,7 +202,7 @@ describe('refusing what is not an intact snapshot', () => {
   it('refuses another format version, even correctly sealed', () => {
     const other = Buffer.from(buf)
     other.writeUInt8(SNAPSHOT_FORMAT_VERSION + 1, 7)
-    expect(tryDecodeSnapshot(reseal(other))).toEqual({ ok: false, reason: 'snapshot format version 2; this build reads version 1' })
+    expect(tryDecodeSnapshot(reseal(other))).toEqual({ ok: false, reason: `snapshot format version ${SNAPSHOT_FORMAT_VERSION + 1}; this build reads version ${SNAPSHOT_FORMAT_VERSION}` })
     expect(decodeSnapshot(forge({ version: 0, metadata: goodMetadata, pages: `${goodLine}\n` }))).toBeUndefined()
   })
 

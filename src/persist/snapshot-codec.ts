@@ -37,8 +37,11 @@ import {
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
 
-/** The format this build writes and the only one it reads. */
-export const SNAPSHOT_FORMAT_VERSION = 1
+/**
+ * The format this build writes and the only one it reads. 2: the fingerprint hashes per-block
+ * digests (`build-snapshot.ts`), so a version-1 snapshot could not be rebuilt to its own.
+ */
+export const SNAPSHOT_FORMAT_VERSION = 2
 
 const MAGIC = Buffer.from('CMSSHLD', 'latin1')
 const HASHED_HEADER_BYTES = 17

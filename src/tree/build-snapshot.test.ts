@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest'
 import { makeSnapshot, type PageSpec } from '../../test/helpers/make-snapshot.js'
 import { buildSnapshot, buildSnapshotInSlices, carryOver, findTreeProblems, patchSnapshot, patchSnapshotInSlices, TreeInconsistentError, type SyncedPage } from './build-snapshot.js'
 import { applyMutations, arbitraryTree as arbitraryModelTree, DIALECT, syncedPages } from './random-tree.test-helper.js'
+import { MAX_OVERLAY, PatchedMap } from './patched-map.js'
 import { selectPages } from './select-pages.js'
+import { SLICE } from './slices.js'
+import type { PageRecord, Snapshot } from './snapshot.js'
 
 const page = (id: number, parentId: number | null): SyncedPage => ({
   id, parentId, type: 'cms.GenericPage', title: `t${id}`, slug: `s${id}`, showInMenus: true, seoTitle: '', searchDescription: '',
@@ -77,6 +80,20 @@ describe('tree index properties', () => {
 })
 
 /** A wide tree of `n` pages in tree order: page i hangs below page floor(i / 10) (or the root). */
+/**
+ * A snapshot with its lookups read out into plain maps, so that a patched one compares equal to a
+ * built one (less `patched`, which says where a patch came from).
+ */
+function readable({ patched: _patched, ...snapshot }: Snapshot) {
+  return {
+    ...snapshot,
+    byId: new Map(snapshot.pages.map((page) => [page.id, snapshot.byId.get(page.id)])),
+    byIdSize: snapshot.byId.size,
+    childrenOf: new Map(snapshot.pages.filter((page) => snapshot.childrenOf.has(page.id)).map((page) => [page.id, snapshot.childrenOf.get(page.id)])),
+    childrenOfSize: snapshot.childrenOf.size,
+  }
+}
+
 function wideTree(n: number): SyncedPage[] {
   const children = new Map<number, number[]>()
   for (let id = 2; id <= n; id++) {
@@ -136,38 +153,69 @@ describe('replacing pages in place (a PURGE of an edited page)', () => {
     { minLength: 1, maxLength: 4 },
   )
 
-  it('makes the very snapshot a full build of the edited pages makes, keeping every other record', () => {
+  it('makes the very snapshot a full build of the edited pages makes, patch after patch, keeping every other record', () => {
     fc.assert(
-      fc.property(arbitraryModelTree(30), inPlaceEdits, (model, edits) => {
-        const before = syncedPages(model)
-        const previous = buildSnapshot(before, { version: 1, syncedAt: 0, dialect: DIALECT })
-        const after = syncedPages(applyMutations(model, edits))
-        // What a refresh in place delivers: the pages whose bytes changed (a retitled page's
-        // children too: their details embed its title), the rest carried over.
-        const replaced = new Map(after.filter((page, i) => page.detail !== before[i]!.detail || page.listItem !== before[i]!.listItem).map((page) => [page.id, page]))
-        const patched = patchSnapshot(previous, replaced, options)
-        const built = buildSnapshot(after.map((page, i) => (replaced.has(page.id) ? page : carryOver(previous.pages[i]!))), options)
-        expect(patched).toEqual(built)
-        expect(patched.fingerprint).toBe(built.fingerprint)
-        for (const record of patched.pages) if (!replaced.has(record.id)) expect(record).toBe(previous.byId.get(record.id))
-        // The previous snapshot is untouched: readers holding it see one moment.
-        expect(buildSnapshot(before, { version: 1, syncedAt: 0, dialect: DIALECT })).toEqual(previous)
+      fc.property(arbitraryModelTree(30), fc.array(inPlaceEdits, { minLength: 1, maxLength: 4 }), (model, rounds) => {
+        const initial = syncedPages(model)
+        const first = buildSnapshot(initial, { version: 1, syncedAt: 0, dialect: DIALECT })
+        let [tree, pages, snapshot] = [model, initial, first]
+        for (const edits of rounds) {
+          tree = applyMutations(tree, edits)
+          const after = syncedPages(tree)
+          // What a refresh in place delivers: the pages whose bytes changed (a retitled page's
+          // children too: their details embed its title), the rest carried over.
+          const replaced = new Map(after.filter((page, i) => page.detail !== pages[i]!.detail || page.listItem !== pages[i]!.listItem).map((page) => [page.id, page]))
+          const previous = snapshot
+          snapshot = patchSnapshot(previous, replaced, options)
+          const built = buildSnapshot(after.map((page, i) => (replaced.has(page.id) ? page : carryOver(previous.pages[i]!))), options)
+          expect(readable(snapshot)).toEqual(readable(built))
+          expect(snapshot.fingerprint).toBe(built.fingerprint)
+          for (const record of snapshot.pages) if (!replaced.has(record.id)) expect(record).toBe(previous.byId.get(record.id))
+          pages = after
+        }
+        // The first snapshot is untouched: readers holding it see one moment.
+        expect(readable(buildSnapshot(initial, { version: 1, syncedAt: 0, dialect: DIALECT }))).toEqual(readable(first))
       }),
     )
   })
 
-  it('gives the event loop back between slices and makes the same snapshot', async () => {
+  it('shares what a patch did not touch: other records, the maps under its changes, other fingerprint blocks', async () => {
     const previous = buildSnapshot(wideTree(5_000), { version: 1, syncedAt: 0, dialect: DIALECT })
     const edited = { ...carryOver(previous.byId.get(42)!), title: 'Edited', detail: '{"edited": true}', digest: undefined, from: undefined }
-    const replaced = new Map([[42, edited]])
     let pauses = 0
-    const sliced = await patchSnapshotInSlices(previous, replaced, options, async () => {
+    const patched = await patchSnapshotInSlices(previous, new Map([[42, edited]]), options, async () => {
       pauses++
     })
-    expect(sliced).toEqual(patchSnapshot(previous, replaced, options))
-    expect(sliced.byId.get(42)!.detail.toString()).toBe('{"edited": true}')
-    expect(sliced.fingerprint).not.toBe(previous.fingerprint)
+    expect(pauses).toBe(0)
+    expect(patched.byId.get(42)!.detail.toString()).toBe('{"edited": true}')
+    expect(previous.byId.get(42)!.detail.toString()).not.toBe('{"edited": true}')
+    expect(patched.byId).toBeInstanceOf(PatchedMap)
+    expect((patched.byId as PatchedMap<number, PageRecord>).base).toBe(previous.byId)
+    expect(patched.childrenOf.get(4)!.map((page) => page.title)).toContain('Edited')
+    expect(patched.childrenOf.get(5)).toBe(previous.childrenOf.get(5))
+    expect(patched.fingerprint).not.toBe(previous.fingerprint)
+    // Only the block holding page 42 was hashed again.
+    const block = Math.floor(previous.byId.get(42)!.order / SLICE)
+    expect(previous.fingerprintBlocks.length).toBe(Math.ceil(5_000 / SLICE))
+    patched.fingerprintBlocks.forEach((digest, i) => {
+      if (i === block) expect(digest).not.toBe(previous.fingerprintBlocks[i])
+      else expect(digest).toBe(previous.fingerprintBlocks[i])
+    })
+  })
+
+  it('writes flat maps again, a slice at a time, once the changes outgrow the overlay', async () => {
+    const previous = buildSnapshot(wideTree(MAX_OVERLAY + 1_000), { version: 1, syncedAt: 0, dialect: DIALECT })
+    const replaced = new Map(previous.pages.slice(1, MAX_OVERLAY + 2).map((record) => {
+      const page = { ...carryOver(record), title: `Edited ${record.id}`, detail: `{"edited": ${record.id}}`, digest: undefined, from: undefined }
+      return [page.id, page] as const
+    }))
+    let pauses = 0
+    const patched = await patchSnapshotInSlices(previous, replaced, options, async () => {
+      pauses++
+    })
     expect(pauses).toBeGreaterThanOrEqual(2)
+    expect(patched.byId).toBeInstanceOf(Map)
+    expect(readable(patched)).toEqual(readable(buildSnapshot(previous.pages.map((record) => replaced.get(record.id) ?? carryOver(record)), options)))
   })
 
   it('refuses a page that is new, moved, re-slugged or of another type: those need a full build', () => {

@@ -5,6 +5,7 @@
  * mutates it afterwards, so a request that holds a reference sees one consistent moment of the CMS.
  * @module
  */
+import type { Lookup } from './patched-map.js'
 
 /** What the CMS taught us about itself at sync time (spec §2–§4: answers that differ by version). */
 export interface Dialect {
@@ -55,11 +56,23 @@ export interface Snapshot {
   readonly fullSyncedAt: number
   /** A digest of every rendered byte: equal fingerprints mean nothing a client can see changed. */
   readonly fingerprint: string
+  /**
+   * The fingerprint's first level: one digest per block of pages in tree order, which the
+   * fingerprint hashes in turn. A patch rehashes the blocks it touched, not every page.
+   */
+  readonly fingerprintBlocks: readonly string[]
+  /**
+   * Set on a snapshot made by replacing pages in place (`patchSnapshot`): the fingerprint of the
+   * snapshot it patched and the ids it replaced, so comparing the two costs what changed. Only
+   * the fingerprint is kept, never the snapshot itself, so no snapshot holds its predecessors.
+   */
+  readonly patched?: { readonly from: string; readonly ids: readonly number[] }
   /** Every visible page, in tree order. */
   readonly pages: readonly PageRecord[]
-  readonly byId: ReadonlyMap<number, PageRecord>
+  /** A `Map`, or after a patch the previous snapshot's map with the replaced records over it. */
+  readonly byId: Lookup<number, PageRecord>
   /** Direct children of each page, in tree order (absent key = no children). */
-  readonly childrenOf: ReadonlyMap<number, readonly PageRecord[]>
+  readonly childrenOf: Lookup<number, readonly PageRecord[]>
   /** The site root: the first page in tree order; its parent is `null`. */
   readonly rootId: number
   /** Slug path below the site root (`"a/b"`; the root itself is `""`) → page id, for `find/?html_path=`. */

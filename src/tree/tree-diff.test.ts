@@ -1,10 +1,10 @@
 import { performance } from 'node:perf_hooks'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { buildSnapshot, carryOver } from './build-snapshot.js'
+import { buildSnapshot, carryOver, patchSnapshot } from './build-snapshot.js'
 import type { Scope } from './list-scope.js'
 import {
-  DIALECT, applyMutation, applyMutations, arbitraryScenario, sameResponses, scenarioSnapshots, scopeResponses, scopesOf,
+  DIALECT, applyMutation, applyMutations, arbitraryScenario, arbitraryTree, sameResponses, scenarioSnapshots, scopeResponses, scopesOf,
   snapshotOf, syncedPages, type ModelPage, type Mutation, type TreeModel,
 } from './random-tree.test-helper.js'
 import { responseKeys } from './surrogate-keys.js'
@@ -207,6 +207,26 @@ describe('diffSnapshots property: a response whose bytes changed carries a purge
         expect(diffSnapshots(before, sharing)).toEqual(diffSnapshots(before, apart))
       }),
       { numRuns: 200, seed: 42 },
+    )
+  })
+
+  it('gives the same answer for a snapshot patched in place as for the same pages built whole, looking only at the replaced pages', () => {
+    const inPlaceEdits = fc.array(
+      fc.record({ kind: fc.constant('edit' as const), target: fc.nat(), field: fc.constantFrom('title' as const, 'showInMenus' as const), value: fc.nat() }),
+      { minLength: 1, maxLength: 4 },
+    )
+    fc.assert(
+      fc.property(arbitraryTree(30), inPlaceEdits, (tree, edits) => {
+        const before = syncedPages(tree)
+        const previous = buildSnapshot(before, { version: 1, syncedAt: 0, dialect: DIALECT })
+        const after = syncedPages(applyMutations(tree, edits))
+        const replaced = new Map(after.filter((page, i) => page.detail !== before[i]!.detail || page.listItem !== before[i]!.listItem).map((page) => [page.id, page]))
+        const patched = patchSnapshot(previous, replaced, { version: 2, syncedAt: 0, dialect: DIALECT })
+        const built = buildSnapshot(after, { version: 2, syncedAt: 0, dialect: DIALECT })
+        expect(patched.patched).toEqual({ from: previous.fingerprint, ids: [...replaced.keys()] })
+        expect(diffSnapshots(previous, patched)).toEqual(diffSnapshots(previous, built))
+      }),
+      { numRuns: 200 },
     )
   })
 })

@@ -9,7 +9,7 @@
  * descendants lists, its section and the unscoped lists, not the rest of the site.
  *
  * Both trees are read: a page that moved is purged where it was and where it is now.
- * Cost: one pass over N pages that skips, without a look-up, every page carried over unchanged
+ * Cost, for a snapshot patched in place: what the replaced pages touch. Otherwise one pass over N pages that skips, without a look-up, every page carried over unchanged
  * (the same record at the same place), plus O(k log k) per sibling group of k with a changed page
  * in it, to tell moved pages from the ones that merely stayed put.
  * @module
@@ -162,16 +162,27 @@ function forEachBelowChanged(snapshot: Snapshot, changed: readonly number[], vis
   }
 }
 
-/**
- * Compares two snapshots page by page. `previous` undefined (the first snapshot) → every page
- * added and `purgeKeys` `['cms-pages']`. Equal fingerprints → nothing changed.
- */
-export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): TreeChange {
-  if (previous === undefined) {
-    return Object.freeze({ ...NOTHING, added: Object.freeze(next.pages.map((page) => page.id)), purgeKeys: Object.freeze([ALL_PAGES_KEY]) })
-  }
-  if (previous === next || previous.fingerprint === next.fingerprint) return NOTHING
+interface PageChanges {
+  readonly added: number[]
+  readonly removed: number[]
+  readonly changed: number[]
+  readonly moved: number[]
+  readonly digestChanged: ReadonlySet<number>
+  readonly parentChanged: ReadonlySet<number>
+}
 
+/**
+ * The pages that came, went, changed or moved. A snapshot patched from `previous` (or from one
+ * with the same fingerprint: the same pages at the same places) names the only pages that can
+ * differ, so an edit of one page at 100,000 costs a look at that page, not a pass over all.
+ */
+function pageChanges(previous: Snapshot, next: Snapshot): PageChanges {
+  if (next.patched !== undefined && next.patched.from === previous.fingerprint) {
+    const changed = next.patched.ids
+      .filter((id) => previous.byId.get(id)!.digest !== next.byId.get(id)!.digest)
+      .sort((a, b) => next.byId.get(a)!.order - next.byId.get(b)!.order)
+    return { added: [], removed: [], changed, moved: [], digestChanged: new Set(changed), parentChanged: new Set() }
+  }
   const added: number[] = []
   const removed: number[] = []
   const changed: number[] = []
@@ -201,6 +212,20 @@ export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): T
   if (added.length > 0 || previous.pages.length !== next.pages.length) {
     for (const page of previous.pages) if (!next.byId.has(page.id)) removed.push(page.id)
   }
+  return { added, removed, changed, moved, digestChanged, parentChanged }
+}
+
+/**
+ * Compares two snapshots page by page. `previous` undefined (the first snapshot) → every page
+ * added and `purgeKeys` `['cms-pages']`. Equal fingerprints → nothing changed.
+ */
+export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): TreeChange {
+  if (previous === undefined) {
+    return Object.freeze({ ...NOTHING, added: Object.freeze(next.pages.map((page) => page.id)), purgeKeys: Object.freeze([ALL_PAGES_KEY]) })
+  }
+  if (previous === next || previous.fingerprint === next.fingerprint) return NOTHING
+
+  const { added, removed, changed, moved, digestChanged, parentChanged } = pageChanges(previous, next)
 
   const keys = new Set<string>([LIST_KEY])
   if (JSON.stringify(previous.dialect) !== JSON.stringify(next.dialect)) keys.add(ALL_PAGES_KEY)
