@@ -145,6 +145,17 @@ describe('behaviour beyond the transcripts', () => {
     expect(fake.pages().map((page) => page.id)).toEqual([3, 9, 7, 8])
   })
 
+  it('shows a retitle at once everywhere, in the item, the search and the children\'s parent, without a rebuilt index; a slug change still moves URLs', async () => {
+    // Page 6 is a child of page 4 (slug blog-one) in the probe tree.
+    expect((await getJson(fake, '/api/v1/cms/pages/6/?fields=_,parent')).json).toMatchObject({ meta: { parent: { id: 4 } } })
+    fake.updatePage(4, { title: 'Retitled in place', showInMenus: true })
+    expect((await getJson(fake, '/api/v1/cms/pages/?id=4&fields=_,title,show_in_menus')).json).toMatchObject({ items: [{ title: 'Retitled in place', meta: { show_in_menus: true } }] })
+    expect(ids((await getJson(fake, '/api/v1/cms/pages/?search=retitled')).json)).toEqual([4])
+    expect((await getJson(fake, '/api/v1/cms/pages/6/?fields=_,parent')).json).toMatchObject({ meta: { parent: { id: 4, title: 'Retitled in place' } } })
+    fake.updatePage(4, { slug: 'blog-renamed' })
+    expect((await getJson(fake, '/api/v1/cms/pages/6/?fields=_,html_url')).json).toEqual({ meta: { html_url: 'http://localhost/blog-renamed/child/' } })
+  })
+
   it('lets onRequest mutate the tree before the answer is computed', async () => {
     fake.onRequest((req) => {
       if (req.kind === 'detail' && req.id === 5) fake.updatePage(5, { title: 'Changed mid-sync' })

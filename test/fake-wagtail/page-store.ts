@@ -4,7 +4,7 @@
  * @module
  */
 import { PageModelRegistry } from './page-models.js'
-import { buildSiteIndex } from './site-index.js'
+import { buildSiteIndex, replacePageInPlace } from './site-index.js'
 import type { SiteIndex, SiteUrls } from './site-index.js'
 import type { FakePage } from './types.js'
 
@@ -51,7 +51,7 @@ export class PageStore {
     const page = { ...(this.list[position] as FakePage), ...patch }
     this.list[position] = page
     this.models.observe(page)
-    this.changed()
+    if (this.index === undefined || !replacePageInPlace(this.index, page, Object.keys(patch))) this.changed()
   }
 
   addPage(page: FakePage, options: { after?: number } = {}): void {

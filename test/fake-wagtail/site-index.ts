@@ -122,7 +122,8 @@ class PageNodeImpl implements PageNode {
   private micros: number | null | undefined
 
   constructor(
-    readonly page: FakePage,
+    // Writable here only for `replacePageInPlace`; readers see `PageNode.page` read-only.
+    public page: FakePage,
     readonly parent: PageNode | null,
     readonly urlPath: string,
     models: PageModelRegistry,
@@ -148,6 +149,26 @@ class PageNodeImpl implements PageNode {
     if (this.micros === undefined) this.micros = timestampMicros(this.page.firstPublishedAt)
     return this.micros
   }
+}
+
+/**
+ * Fields whose change leaves the index as it is: the tree's shape and order, visibility, URLs,
+ * models and publication dates do not depend on them.
+ */
+const IN_PLACE_FIELDS: ReadonlySet<string> = new Set(['title', 'showInMenus', 'seoTitle', 'searchDescription'])
+
+/**
+ * Puts `page` (an edit of `changed` fields) into `index` in place of its earlier version, when
+ * nothing the index derives depends on those fields; false when the index must be rebuilt. A
+ * retitle at 100,000 pages would otherwise cost a rebuild (~100 ms) before the next answer.
+ * Children keep reading their parent through the same node, so they see the new title too.
+ */
+export function replacePageInPlace(index: SiteIndex, page: FakePage, changed: readonly string[]): boolean {
+  if (!changed.every((field) => IN_PLACE_FIELDS.has(field))) return false
+  const node = index.byId.get(page.id)
+  if (!(node instanceof PageNodeImpl)) return false
+  node.page = page
+  return true
 }
 
 /** Live descendants of `node` in tree order (a contiguous run of `visible`). */
