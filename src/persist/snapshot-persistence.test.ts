@@ -81,7 +81,8 @@ describe('save', () => {
         })
       },
     }
-    const persistence = createSnapshotPersistence({ targets: [slow], ...ORIGIN, logger: recordingLogger() })
+    // The whole time may go to saving here: this test is about order, not pace (see the next one).
+    const persistence = createSnapshotPersistence({ targets: [slow], ...ORIGIN, logger: recordingLogger(), saveShare: 1 })
     const first = persistence.save(snapshotAt(1, 1))
     await new Promise((resolve) => setTimeout(resolve, 50))
     expect(writes).toEqual([1])
@@ -98,6 +99,57 @@ describe('save', () => {
     release()
     await next
     expect(writes).toEqual([1, 3, 4])
+  })
+
+  it('holds back a save that follows another, so that saving takes at most its share of the time; a lone save is never held', async () => {
+    let clock = 0
+    const writes: number[] = []
+    const slept: number[] = []
+    let release: () => void = () => undefined
+    const slow: SnapshotTarget = {
+      name: 'slow',
+      read: async () => undefined,
+      write: (buf) => {
+        writes.push(decodeSnapshot(buf)!.version)
+        return new Promise<void>((resolve) => {
+          release = resolve
+        })
+      },
+    }
+    const logger = recordingLogger()
+    const persistence = createSnapshotPersistence({
+      targets: [slow], ...ORIGIN, logger, saveShare: 0.25, now: () => clock,
+      sleep: async (ms) => {
+        slept.push(ms)
+        clock += ms
+      },
+    })
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 20))
+    const first = persistence.save(snapshotAt(1, 1))
+    await tick()
+    const second = persistence.save(snapshotAt(2, 2))
+    clock += 100 // the first save took 100 ms
+    release()
+    await tick()
+    // A quarter of the time: 100 ms saving, then 300 ms held before the next one starts.
+    expect(slept).toEqual([300])
+    expect(writes).toEqual([1, 2])
+    release()
+    await Promise.all([first, second])
+    expect(logger.lines.filter((line) => line.message === 'snapshot: saved').map((line) => line.details['heldMs'])).toEqual([undefined, 300])
+    // Idle again: a lone save starts at once and nothing waits after it.
+    const lone = persistence.save(snapshotAt(3, 3))
+    await tick()
+    release()
+    await lone
+    expect(writes).toEqual([1, 2, 3])
+    expect(slept).toEqual([300])
+  })
+
+  it('refuses a share of the time outside (0, 1]', () => {
+    for (const saveShare of [0, -0.5, 1.5, Number.NaN]) {
+      expect(() => createSnapshotPersistence({ targets: [], ...ORIGIN, logger: recordingLogger(), saveShare })).toThrow(RangeError)
+    }
   })
 })
 
