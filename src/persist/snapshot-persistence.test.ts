@@ -42,6 +42,23 @@ function memoryTarget(name: string, initial?: Buffer) {
   return { target, writes }
 }
 
+/** A target whose writes (the versions they hold) finish only when `release` is called. */
+function slowTarget() {
+  const writes: number[] = []
+  let finish: () => void = () => undefined
+  const target: SnapshotTarget = {
+    name: 'slow',
+    read: async () => undefined,
+    write: (buf) => {
+      writes.push(decodeSnapshot(buf)!.version)
+      return new Promise<void>((resolve) => {
+        finish = resolve
+      })
+    },
+  }
+  return { target, writes, release: () => finish() }
+}
+
 describe('save', () => {
   it('encodes once and writes the same bytes to every target', async () => {
     const a = memoryTarget('a')
@@ -69,18 +86,7 @@ describe('save', () => {
   })
 
   it('does not overlap saves; of several waiting only the newest is written', async () => {
-    const writes: number[] = []
-    let release: () => void = () => undefined
-    const slow: SnapshotTarget = {
-      name: 'slow',
-      read: async () => undefined,
-      write: (buf) => {
-        writes.push(decodeSnapshot(buf)!.version)
-        return new Promise<void>((resolve) => {
-          release = resolve
-        })
-      },
-    }
+    const { target: slow, writes, release } = slowTarget()
     // The whole time may go to saving here: this test is about order, not pace (see the next one).
     const persistence = createSnapshotPersistence({ targets: [slow], ...ORIGIN, logger: recordingLogger(), saveShare: 1 })
     const first = persistence.save(snapshotAt(1, 1))
@@ -103,19 +109,8 @@ describe('save', () => {
 
   it('holds back a save that follows another, so that saving takes at most its share of the time; a lone save is never held', async () => {
     let clock = 0
-    const writes: number[] = []
+    const { target: slow, writes, release } = slowTarget()
     const slept: number[] = []
-    let release: () => void = () => undefined
-    const slow: SnapshotTarget = {
-      name: 'slow',
-      read: async () => undefined,
-      write: (buf) => {
-        writes.push(decodeSnapshot(buf)!.version)
-        return new Promise<void>((resolve) => {
-          release = resolve
-        })
-      },
-    }
     const logger = recordingLogger()
     const persistence = createSnapshotPersistence({
       targets: [slow], ...ORIGIN, logger, saveShare: 0.25, now: () => clock,
