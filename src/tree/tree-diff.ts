@@ -9,9 +9,10 @@
  * descendants lists, its section and the unscoped lists, not the rest of the site.
  *
  * Both trees are read: a page that moved is purged where it was and where it is now.
- * Cost, for a snapshot patched in place: what the replaced pages touch. Otherwise one pass over N pages that skips, without a look-up, every page carried over unchanged
- * (the same record at the same place), plus O(k log k) per sibling group of k with a changed page
- * in it, to tell moved pages from the ones that merely stayed put.
+ * Cost, for a snapshot patched in place: what the replaced pages touch. Otherwise one pass over N
+ * pages that skips, without a look-up, every page carried over unchanged (the same record at the
+ * same place), plus O(k log k) per sibling group of k with a changed page in it, to tell moved
+ * pages from the ones that merely stayed put.
  * @module
  */
 import type { PageRecord, Snapshot } from './snapshot.js'
