@@ -16,7 +16,7 @@ import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedPage } from './plan-refresh.js'
 import { readDetail, readInteger, readListItem, readListItemWithFlags } from './read-page-fields.js'
-import { isJson, type UpstreamAnswer, type UpstreamGet } from './upstream-port.js'
+import { badStatusError, isJson, type UpstreamAnswer, type UpstreamGet } from './upstream-port.js'
 
 export interface FetchProgress {
   readonly phase: 'listing' | 'details'
@@ -47,7 +47,7 @@ function inconsistent(message: string, details?: Record<string, unknown>): never
 
 function parseJsonBody(answer: UpstreamAnswer, rewriteUrl: RewriteUrl, where: string): { text: string; root: JsonNode } {
   if (answer.status !== 200) {
-    throw createError('UPSTREAM_BAD_STATUS', `${where}: the CMS answered ${answer.status}`, { details: { status: answer.status } })
+    throw badStatusError(answer, `${where}: the CMS answered ${answer.status}`)
   }
   if (!isJson(answer)) throw createError('UPSTREAM_BAD_RESPONSE', `${where}: content type ${answer.contentType || '(none)'}`)
   try {

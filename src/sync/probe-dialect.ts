@@ -4,9 +4,8 @@
  * `type=`, and whether find keeps the query string. Three small requests, once per process.
  * @module
  */
-import { createError } from '../errors.js'
 import type { Dialect } from '../tree/snapshot.js'
-import type { UpstreamGet } from './upstream-port.js'
+import { badStatusError, type UpstreamGet } from './upstream-port.js'
 
 /** offset=limit=10^9 asks for nothing that exists: an empty page when there is no maximum. */
 const PROBE = 1_000_000_000
@@ -16,23 +15,21 @@ export async function probeLimitMax(get: UpstreamGet, pagesPath: string, signal?
   if (answer.status === 200) return null
   const match = /limit cannot be higher than (\d+)/.exec(answer.text)
   if (answer.status === 400 && match) return Number(match[1])
-  throw createError('UPSTREAM_BAD_STATUS', `the CMS answered ${answer.status} when asked for its page size`, {
-    details: { status: answer.status },
-  })
+  throw badStatusError(answer, `the CMS answered ${answer.status} when asked for its page size`)
 }
 
 export async function probeEmptyTypeIgnored(get: UpstreamGet, pagesPath: string, signal?: AbortSignal): Promise<boolean> {
   const answer = await get(`${pagesPath}?type=&limit=0`, signal)
   if (answer.status === 200) return true
   if (answer.status === 400) return false
-  throw createError('UPSTREAM_BAD_STATUS', `the CMS answered ${answer.status} to type=`, { details: { status: answer.status } })
+  throw badStatusError(answer, `the CMS answered ${answer.status} to type=`)
 }
 
 export async function probeFindKeepsQuery(get: UpstreamGet, pagesPath: string, pageId: number, signal?: AbortSignal): Promise<boolean> {
   const answer = await get(`${pagesPath}find/?id=${pageId}`, signal)
   const location = answer.headers['location']
   if (answer.status !== 302 || typeof location !== 'string') {
-    throw createError('UPSTREAM_BAD_STATUS', `the CMS answered ${answer.status} to find/?id=${pageId}`, { details: { status: answer.status } })
+    throw badStatusError(answer, `the CMS answered ${answer.status} to find/?id=${pageId}`)
   }
   return location.includes('?')
 }

@@ -7,15 +7,15 @@ import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
 
 const silent = { info() {}, warn() {}, debug() {} }
 
-/** A two-page CMS answering exactly what the sync asks; `down` makes it answer 503. */
+/** A two-page CMS answering exactly what the sync asks; `down` makes it answer 503 (with `retryAfter`, if set). */
 function stubCms() {
-  const state = { down: false, requests: 0, title: 'Home', paths: [] as string[] }
+  const state = { down: false, retryAfter: undefined as string | undefined, requests: 0, title: 'Home', paths: [] as string[] }
   const json = (status: number, body: unknown): UpstreamAnswer => ({ status, contentType: 'application/json', headers: {}, text: renderWagtailJson(body) })
   const meta = (id: number) => ({ type: 'home.HomePage', detail_url: `http://cms/api/v1/cms/pages/${id}/`, html_url: `http://site/${id}/`, slug: `p${id}`, first_published_at: null })
   const get: UpstreamGet = async (path) => {
     state.requests++
     state.paths.push(path)
-    if (state.down) return json(503, { message: 'down' })
+    if (state.down) return { ...json(503, { message: 'down' }), headers: state.retryAfter === undefined ? {} : { 'retry-after': state.retryAfter } }
     if (path.includes('offset=1000000000')) return json(400, { message: 'limit cannot be higher than 20' })
     if (path.includes('type=&')) return json(200, { meta: { total_count: 2 }, items: [] })
     if (path.includes('find/')) return { status: 302, contentType: 'text/html', headers: { location: 'http://cms/api/v1/cms/pages/1/?' }, text: '' }
@@ -117,6 +117,63 @@ describe('sync loop', () => {
     expect(a).toBe(b)
     // page-size probe, two listing-fields probes, the listing, two details, two dialect probes
     expect(cms.state.requests).toBe(1 + 2 + 1 + 2 + 2)
+    await sync.stop()
+  })
+
+  it('waits as long as a failing CMS asks with Retry-After, up to SYNC_RETRY_MAX', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    const now = Date.parse('2026-11-22T10:00:00Z')
+    const warnings: Array<Record<string, unknown>> = []
+    const sync = service(cms, clock.timers, { now: () => now, logger: { ...silent, warn: (fields: object) => void warnings.push(fields as Record<string, unknown>) } })
+    sync.start()
+    await settle()
+    cms.state.down = true
+    const nextDelay = async (retryAfter: string | undefined) => {
+      cms.state.retryAfter = retryAfter
+      clock.fire()
+      await settle()
+      return clock.next()!.ms
+    }
+    // Seconds; an HTTP-date (RFC 9110 §10.2.3); one longer than SYNC_RETRY_MAX (300 s here) is cut to it;
+    // one shorter than the backoff (8th failure: 96 s) and a garbled one leave the backoff.
+    expect(await nextDelay('120')).toBe(120_000)
+    expect(await nextDelay('Sun, 22 Nov 2026 10:03:00 GMT')).toBe(180_000)
+    expect(await nextDelay('86400')).toBe(300_000)
+    for (let i = 0; i < 4; i++) await nextDelay(undefined)
+    expect(await nextDelay('1')).toBe(syncRetryDelay(8, 300_000, () => 0.5))
+    expect(await nextDelay('soon')).toBe(syncRetryDelay(9, 300_000, () => 0.5))
+    expect(warnings.filter((w) => w.retryAfterMs !== undefined).map((w) => w.retryAfterMs)).toEqual([120_000, 180_000, 86_400_000, 1_000])
+    await sync.stop()
+  })
+
+  it('keeps the wait a CMS asked for when a refresh request comes in, and takes the request along', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    let now = 0
+    const sync = service(cms, clock.timers, { now: () => now })
+    sync.start()
+    await settle()
+    cms.state.down = true
+    cms.state.retryAfter = '60'
+    clock.fire()
+    await settle()
+    expect(clock.next()!.ms).toBe(60_000)
+    const requestsBefore = cms.state.requests
+    now = 30_000
+    sync.refresh({ ids: [2], reason: 'purge' })
+    await settle()
+    // No sync before the minute is up: the retry timer is the one still set.
+    expect(cms.state.requests).toBe(requestsBefore)
+    expect(clock.next()!.ms).toBe(60_000)
+    // The retry, when it comes, reads the page the request named.
+    cms.state.down = false
+    cms.state.title = 'Home, edited'
+    now = 60_000
+    clock.fire()
+    await settle()
+    expect(sync.status.consecutiveFailures).toBe(0)
+    expect(cms.state.paths.slice(requestsBefore).some((path) => /pages\/2\//.test(path) || /[?&]id=2&/.test(path))).toBe(true)
     await sync.stop()
   })
 

@@ -12,6 +12,7 @@ import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import { buildSnapshotInSlices, patchSnapshotInSlices, TreeInconsistentError } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { syncRetryDelay } from './backoff.js'
+import { parseRetryAfter } from '../upstream/retry-policy.js'
 import { windowsToKeep, type FetchProgress, type ListingWindows } from './fetch-tree.js'
 import { probeListingFields } from './listing-fields.js'
 import type { RefreshReason } from './plan-refresh.js'
@@ -81,6 +82,8 @@ export type SyncResult =
     /** The error catalogue's code (`SYNC_FAILED` for an error that has none). */
     readonly code: string
     readonly durationMs: number
+    /** How long the CMS asked to be left alone (its `Retry-After`), in ms; absent when it did not say. */
+    readonly retryAfterMs?: number
   }
 
 export interface SyncStatus {
@@ -144,6 +147,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let controller: AbortController | undefined
   let timer: unknown
   let timerKind: 'interval' | 'refresh' | undefined
+  /** Until when the CMS asked not to be called (`Retry-After` on a failed sync); 0 when it did not. */
+  let quietUntil = 0
   let stopped = true
   /** What refresh requests asked for since the last sync; `listing`: one asked for a listing pass. */
   const pending = { ids: new Set<number>(), all: false, any: false, listing: false }
@@ -160,6 +165,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (dialect && dialect.limitMax === limitMax) return dialect
     if (dialect) return { ...dialect, limitMax }
     return { limitMax, ...(await probeDialect(options.get, options.pagesPath, rootId, signal)) }
+  }
+
+  /** The wait a failing CMS asked for with its `Retry-After` (see `badStatusError`), in ms. */
+  function askedToWait(error: Error): number | undefined {
+    if (!isProxyError(error, 'UPSTREAM_BAD_STATUS')) return undefined
+    return parseRetryAfter(error.details?.['retryAfter'] as string | string[] | undefined, options.now)
   }
 
   function isPageSizeRefusal(error: unknown): boolean {
@@ -288,11 +299,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       status.consecutiveFailures++
       status.lastMode = mode
       const durationMs = options.now() - started
+      const retryAfterMs = askedToWait(error)
       options.logger.warn(
-        { err: error, code, mode, failures: status.consecutiveFailures, keptVersion: current?.version, durationMs },
+        { err: error, code, mode, failures: status.consecutiveFailures, keptVersion: current?.version, durationMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) },
         'sync: failed; the last good snapshot keeps serving',
       )
-      return { ok: false, mode, error, code, durationMs }
+      return { ok: false, mode, error, code, durationMs, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) }
     } finally {
       controller = undefined
     }
@@ -316,7 +328,15 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
 
   function schedule(result: SyncResult): void {
     if (stopped) return
-    if (!result.ok) return setTimer('interval', syncRetryDelay(status.consecutiveFailures, options.retryMaxMs, options.random))
+    if (!result.ok) {
+      // A CMS that says when to come back is believed, up to SYNC_RETRY_MAX: a gateway's
+      // `Retry-After: 86400` must not stop the syncs for a day.
+      const backoff = syncRetryDelay(status.consecutiveFailures, options.retryMaxMs, options.random)
+      const delay = Math.max(backoff, Math.min(result.retryAfterMs ?? 0, options.retryMaxMs))
+      quietUntil = result.retryAfterMs === undefined ? 0 : options.now() + delay
+      return setTimer('interval', delay)
+    }
+    quietUntil = 0
     // Requests that came in during the sync are handled now, not at the next interval.
     if (pending.any) return setTimer('refresh', debounceMs)
     setTimer('interval', options.intervalMs)
@@ -369,8 +389,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       if (request.listing || !request.ids?.length) pending.listing = true
       pending.any = true
       options.logger.debug({ ids: request.ids?.length ?? 0, all: request.all === true, reason: request.reason }, 'sync: refresh requested')
-      // A sync in flight picks the request up when it ends (`schedule`); a retry backoff is cut short.
-      if (stopped || running || timerKind === 'refresh') return
+      // A sync in flight picks the request up when it ends (`schedule`); a retry backoff is cut
+      // short, unless the CMS asked for the wait: the retry then takes the request along.
+      if (stopped || running || timerKind === 'refresh' || options.now() < quietUntil) return
       setTimer('refresh', debounceMs)
     },
     async stop() {

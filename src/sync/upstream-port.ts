@@ -3,6 +3,8 @@
  * small lets tests drive both with anything that answers (the fake origin, a stub).
  * @module
  */
+import { createError, type ProxyError } from '../errors.js'
+
 export interface UpstreamAnswer {
   readonly status: number
   /** The response's Content-Type, lower-cased ('' when absent). */
@@ -14,6 +16,18 @@ export interface UpstreamAnswer {
    * not over `text` (which the hash would encode back into UTF-8 first).
    */
   readonly bytes?: Buffer
+}
+
+/**
+ * The error for a CMS answer the sync cannot use because of its status. The `Retry-After` a CMS
+ * (or the gateway in front of it) sent with a 429 or 503 goes along, so that the sync's next
+ * attempt waits as long as it asked (RFC 9110 §10.2.3, RFC 6585 §4).
+ */
+export function badStatusError(answer: UpstreamAnswer, message: string): ProxyError {
+  const retryAfter = answer.headers['retry-after']
+  return createError('UPSTREAM_BAD_STATUS', message, {
+    details: { status: answer.status, ...(retryAfter === undefined ? {} : { retryAfter }) },
+  })
 }
 
 export type UpstreamGet = (pathAndQuery: string, signal?: AbortSignal) => Promise<UpstreamAnswer>

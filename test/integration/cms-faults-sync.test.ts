@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { Fault, FaultContext } from '../fake-wagtail/index.js'
 import type { Harness } from '../helpers/start-shield.js'
 import {
-  editPage, faultCases, manualTimers, metric, moved, PINO_WARN, readyz, scrape, served, snapshotUrls, startObserved,
+  editPage, eventually, faultCases, manualTimers, metric, moved, PINO_WARN, readyz, scrape, served, snapshotUrls, startObserved,
   SYNC_FAILED_MSG, titleServed,
 } from './cms-faults-support.js'
 
@@ -289,6 +289,37 @@ describe('retries', () => {
     expect(moved(m0, m1, 'cms_shield_cms_requests_total', { kind: 'list', status: '503' })).toBe(1)
     expect(moved(m0, m1, 'cms_shield_sync_runs_total', { result: 'failed' })).toBe(0)
     expect(started.logs.withMessage(SYNC_FAILED_MSG)).toHaveLength(0)
+  })
+
+  it('waits as long as a rate-limiting CMS asks (Retry-After) before it syncs again, a PURGE included', async () => {
+    const timers = manualTimers()
+    let clock = 1_700_000_000_000
+    const started = await startObserved({ deps: { autoSync: true, timers: timers.timers, random: () => 0, now: () => clock } })
+    h = started.h
+    await eventually(() => h!.app.shield.sync.current !== undefined && !h!.app.shield.sync.status.running, 'the first sync')
+    const edit = editPage(h.origin)
+    h.origin.setFault((ctx) => (isWalk(ctx) ? { type: 'status', status: 429, headers: { 'Retry-After': '120' } } : undefined))
+    timers.fireAll()
+    await eventually(() => h!.app.shield.sync.status.consecutiveFailures === 1, 'the failed sync')
+    // The retry is two minutes out, not the one-second backoff of a first failure.
+    expect(timers.pending()).toEqual([120_000])
+    expect(started.logs.withMessage(SYNC_FAILED_MSG)).toMatchObject([{ code: 'UPSTREAM_BAD_STATUS', retryAfterMs: 120_000 }])
+
+    // An editor publishes: the PURGE is taken, but the CMS is not asked before its two minutes are up.
+    h.origin.resetHits()
+    clock += 30_000
+    const purge = await h.app.inject({ method: 'PURGE', url: edit.url })
+    expect(purge.statusCode).toBe(200)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect(h.origin.hits.total).toBe(0)
+    expect(timers.pending()).toEqual([120_000])
+
+    // Then the retry publishes the edit.
+    h.origin.setFault(undefined)
+    clock += 90_000
+    timers.fireAll()
+    await eventually(() => h!.app.shield.sync.status.consecutiveFailures === 0, 'the retry')
+    expect(await titleServed(h, edit.url)).toBe(edit.newTitle)
   })
 
   it('gives up after UPSTREAM_RETRIES more attempts on a CMS that keeps answering 503, each attempt counted', async () => {
