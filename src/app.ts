@@ -194,6 +194,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     random,
     timers,
     onSyncEnd: (result) => {
+      if (result.ok && !result.changed) void cluster?.confirm()
       events.emit('sync', {
         mode: result.mode,
         result: !result.ok ? 'failed' : result.changed ? 'changed' : 'unchanged',
@@ -307,7 +308,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     sync,
     now,
     ...(shared ? { redis: { up: () => shared.isUp(), errors: () => shared.store.errors } } : {}),
-    ...(cluster ? { role: () => cluster.role } : {}),
+    ...(cluster ? { role: () => cluster.role, confirmedAt: () => cluster.confirmedAt } : {}),
   })
   // Methods Fastify has no route for (PROPFIND, SEARCH…) still get DRF's 405 on the API's paths.
   app.setNotFoundHandler((request, reply) => {

@@ -374,6 +374,10 @@ describe('cluster channel message validation', () => {
     expect(parseSnapshotAnnouncement({ version: 0, fingerprint: 'f', owner: 'o' })).toEqual({ version: 0, fingerprint: 'f', owner: 'o' })
     expect(parseSnapshotAnnouncement({ version: '1', fingerprint: 'f', owner: 'o' })).toHaveProperty('invalid')
     expect(parseSnapshotAnnouncement({ version: 1, fingerprint: 'f'.repeat(1025), owner: 'o' })).toHaveProperty('invalid')
+    // The time of the leader's last good sync rides along; an instance of an older release ignores it.
+    expect(parseSnapshotAnnouncement({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: 1_700_000_000_000 })).toEqual({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: 1_700_000_000_000 })
+    expect(parseSnapshotAnnouncement({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: '2026-11-22' })).toHaveProperty('invalid')
+    expect(parseSnapshotAnnouncement({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: -1 })).toHaveProperty('invalid')
     expect(parseRefreshMessage({ ids: [1], all: false, listing: true, reason: 'r', from: 'f', x: 1 })).toEqual({ ids: [1], all: false, listing: true, reason: 'r', from: 'f' })
     expect(parseRefreshMessage({ ids: Array.from({ length: MAX_REFRESH_IDS }, (_, i) => i + 1), reason: 'r', from: 'f' })).not.toHaveProperty('invalid')
     expect(parseRefreshMessage({ listing: 1, reason: 'r', from: 'f' })).toHaveProperty('invalid')

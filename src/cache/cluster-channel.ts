@@ -28,6 +28,12 @@ export interface SnapshotAnnouncement {
   readonly fingerprint: string
   /** The announcing instance's id. */
   readonly owner: string
+  /**
+   * When the announcing instance's last good sync ended (ms since the epoch), if it has had one:
+   * the leader announces its snapshot again after each sync that changed nothing, so followers
+   * can tell how recently the CMS confirmed the tree they serve.
+   */
+  readonly checkedAt?: number
 }
 
 export interface RefreshMessage {
@@ -115,13 +121,17 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 const isName = (value: unknown, max: number): value is string => typeof value === 'string' && value.length > 0 && value.length <= max
 
 /** The announcement in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */
+const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
+
 export function parseSnapshotAnnouncement(value: unknown): SnapshotAnnouncement | { readonly invalid: string } {
   if (!isRecord(value)) return { invalid: 'not an object' }
-  const { version, fingerprint, owner } = value
-  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) return { invalid: 'version is not a safe non-negative integer' }
+  const { version, fingerprint, owner, checkedAt } = value
+  if (!isCount(version)) return { invalid: 'version is not a safe non-negative integer' }
   if (!isName(fingerprint, MAX_FINGERPRINT_CHARS)) return { invalid: `fingerprint is not a string of 1 to ${MAX_FINGERPRINT_CHARS} characters` }
   if (!isName(owner, MAX_ID_CHARS)) return { invalid: `owner is not a string of 1 to ${MAX_ID_CHARS} characters` }
-  return { version, fingerprint, owner }
+  if (checkedAt === undefined) return { version, fingerprint, owner }
+  if (!isCount(checkedAt)) return { invalid: 'checkedAt is not a safe non-negative integer' }
+  return { version, fingerprint, owner, checkedAt }
 }
 
 /** The refresh request in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */

@@ -47,7 +47,7 @@ function stubSync(current: Snapshot | undefined) {
   const received: Snapshot[] = []
   const sync = {
     current,
-    status: { lastAttemptAt: undefined, lastSuccessAt: undefined, lastError: undefined, consecutiveFailures: 0, running: false, lastMode: undefined },
+    status: { lastAttemptAt: undefined, lastSuccessAt: undefined, lastError: undefined, consecutiveFailures: 0, running: false, lastMode: undefined } as SyncService['status'],
     start: () => undefined,
     adopt: () => false,
     receive: (snapshot: Snapshot) => {
@@ -145,6 +145,48 @@ describe('keeping the shared snapshot in Redis', () => {
     for (let i = 0; i < 100 && follower.received.length === 0; i++) await sleep(5)
     expect(follower.received).toEqual([theirs])
     expect(follower.stored).toEqual([])
+    expect(follower.state.announced).toEqual([])
+  })
+
+  it('a leader announces its snapshot again with the time of each sync that changed nothing, once it is stored', async () => {
+    const first = makeSnapshot([{ id: 1, parent: null }], {}, 1)
+    const leader = start({ role: 'leader', current: first })
+    leader.state.recorded = { version: 1, fingerprint: first.fingerprint, owner: 'me' }
+    leader.sync.status = { ...leader.sync.status, lastSuccessAt: 1_000 }
+    await leader.coordinator.confirm()
+    expect(leader.state.announced).toEqual([{ version: 1, fingerprint: first.fingerprint, owner: 'me', checkedAt: 1_000 }])
+    // A snapshot the app is still saving is not announced by a check: followers would load the older one stored.
+    const synced = makeSnapshot([{ id: 1, parent: null }, { id: 9, parent: 1 }], {}, 2)
+    leader.sync.current = synced
+    leader.sync.status = { ...leader.sync.status, lastSuccessAt: 2_000 }
+    await leader.coordinator.confirm()
+    expect(leader.state.announced).toHaveLength(1)
+    await leader.coordinator.announce(synced)
+    expect(leader.state.announced.at(-1)).toEqual({ version: 2, fingerprint: synced.fingerprint, owner: 'me', checkedAt: 2_000 })
+    expect(leader.coordinator.confirmedAt).toBeUndefined()
+  })
+
+  it('a follower takes the syncing instance\'s confirmations of the tree it serves, and forgets them when the tree changes', async () => {
+    const mine = makeSnapshot([{ id: 1, parent: null }], {}, 1)
+    const theirs = makeSnapshot([{ id: 1, parent: null }, { id: 5, parent: 1 }], {}, 2)
+    const follower = start({ role: 'follower', current: mine, shared: theirs })
+    expect(follower.coordinator.confirmedAt).toBeUndefined()
+    follower.state.recorded = { version: 1, fingerprint: mine.fingerprint, owner: 'leader', checkedAt: 5_000 }
+    for (let i = 0; i < 100 && follower.coordinator.confirmedAt === undefined; i++) await sleep(5)
+    expect(follower.coordinator.confirmedAt).toBe(5_000)
+    // An older confirmation arriving late does not move it back.
+    follower.state.recorded = { version: 1, fingerprint: mine.fingerprint, owner: 'leader', checkedAt: 4_000 }
+    await polls(3)
+    expect(follower.coordinator.confirmedAt).toBe(5_000)
+    // A new tree: loaded, and its age starts from its own sync until the leader confirms it.
+    follower.state.recorded = { version: 2, fingerprint: theirs.fingerprint, owner: 'leader' }
+    for (let i = 0; i < 100 && follower.received.length === 0; i++) await sleep(5)
+    expect(follower.received).toEqual([theirs])
+    await polls(3)
+    expect(follower.coordinator.confirmedAt).toBeUndefined()
+    follower.state.recorded = { version: 2, fingerprint: theirs.fingerprint, owner: 'leader', checkedAt: 6_000 }
+    for (let i = 0; i < 100 && follower.coordinator.confirmedAt !== 6_000; i++) await sleep(5)
+    expect(follower.coordinator.confirmedAt).toBe(6_000)
     expect(follower.state.announced).toEqual([])
   })
 

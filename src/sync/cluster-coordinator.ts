@@ -46,6 +46,16 @@ export interface ClusterCoordinator {
   requestRefresh(request: RefreshRequest): void
   /** Call after this instance stored a snapshot it synced: tells the others. */
   announce(snapshot: Snapshot): Promise<void>
+  /**
+   * Call after a sync that changed nothing: the syncing instance announces its snapshot again with
+   * the time of that sync, so followers know the CMS still has this tree (`confirmedAt`).
+   */
+  confirm(): Promise<void>
+  /**
+   * On a follower: when the syncing instance last confirmed the tree this one serves (its last
+   * good sync, ms since the epoch); `undefined` until it has said so for this tree.
+   */
+  readonly confirmedAt: number | undefined
   /** Stops everything and releases the lease. */
   stop(): Promise<void>
 }
@@ -67,9 +77,15 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
    * leader does not store it a second time meanwhile.
    */
   let settled: string | undefined
+  let confirmedAt: number | undefined
 
   function isNew(announcement: SnapshotAnnouncement): boolean {
     return announcement.owner !== owner && announcement.fingerprint !== sync.current?.fingerprint
+  }
+
+  function announcementOf(snapshot: Snapshot): SnapshotAnnouncement {
+    const checkedAt = sync.status.lastSuccessAt
+    return { version: snapshot.version, fingerprint: snapshot.fingerprint, owner, ...(checkedAt === undefined ? {} : { checkedAt }) }
   }
 
   async function loadOnce(): Promise<void> {
@@ -77,6 +93,8 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
     if (!snapshot) return
     if (!sync.receive(snapshot)) return
     settled = snapshot.fingerprint
+    // A confirmation was for the tree served before; this one's age starts at its own sync.
+    confirmedAt = undefined
     logger.info({ version: snapshot.version, pages: snapshot.pages.length }, 'cluster: serving the snapshot the syncing instance stored')
   }
 
@@ -97,8 +115,13 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
   }
 
   function onAnnouncement(announcement: SnapshotAnnouncement): void {
-    if (stopped || syncs(lease.role) || !isNew(announcement)) return
-    load()
+    if (stopped || syncs(lease.role)) return
+    const { checkedAt } = announcement
+    if (announcement.fingerprint === sync.current?.fingerprint) {
+      if (checkedAt !== undefined && checkedAt > (confirmedAt ?? 0)) confirmedAt = checkedAt
+      return
+    }
+    if (isNew(announcement)) load()
   }
 
   /** The leader's snapshot, stored and announced again because Redis has none recorded. */
@@ -107,7 +130,7 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
     if (!snapshot || snapshot.fingerprint !== settled || !options.storeShared) return
     await options.storeShared(snapshot)
     if (stopped || lease.role !== 'leader') return
-    if (await channel.announceSnapshot({ version: snapshot.version, fingerprint: snapshot.fingerprint, owner })) {
+    if (await channel.announceSnapshot(announcementOf(snapshot))) {
       logger.info({ version: snapshot.version, pages: snapshot.pages.length }, 'cluster: Redis held no snapshot; stored this leader\'s again')
     }
   }
@@ -161,7 +184,18 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
     async announce(snapshot) {
       settled = snapshot.fingerprint
       if (stopped || !syncs(lease.role)) return
-      await channel.announceSnapshot({ version: snapshot.version, fingerprint: snapshot.fingerprint, owner })
+      await channel.announceSnapshot(announcementOf(snapshot))
+    },
+    async confirm() {
+      const snapshot = sync.current
+      // Only a snapshot already stored and announced: one still being saved is announced, with
+      // the newest sync time, when its save ends; announcing it now would send followers to
+      // load the older one stored.
+      if (stopped || !syncs(lease.role) || !snapshot || snapshot.fingerprint !== settled) return
+      await channel.announceSnapshot(announcementOf(snapshot))
+    },
+    get confirmedAt() {
+      return lease.role === 'follower' ? confirmedAt : undefined
     },
     async stop() {
       stopped = true

@@ -199,6 +199,33 @@ describe('three instances, one Redis', () => {
 })
 
 describe('when the syncing instance dies', () => {
+  it('a follower\'s /readyz ages from the syncing instance\'s last good sync, which it announces even when nothing changed', async () => {
+    const cms = await origin()
+    const env = await clusterEnv()
+    // The leader's first sync ran ten minutes ago; its second, which finds nothing changed, runs now.
+    let leaderSkewMs = -600_000
+    const leader = await startShield({ sharedOrigin: cms, env, synced: false, deps: { autoSync: true, now: () => Date.now() + leaderSkewMs } })
+    cleanups.push(() => leader.close())
+    await eventually(() => leader.app.shield.sync.current !== undefined, 10_000)
+    const follower = await startShield({ sharedOrigin: cms, env, synced: false, deps: { autoSync: true } })
+    cleanups.push(() => follower.close())
+    await eventually(() => follower.app.shield.sync.current?.fingerprint === leader.app.shield.sync.current!.fingerprint, 10_000)
+    expect(roles([leader, follower])).toEqual(['leader', 'follower'])
+    const readyz = async (h: Harness) => JSON.parse((await h.get('/readyz')).body) as { snapshot: { ageSeconds: number }; sync: Record<string, unknown> }
+    expect((await readyz(follower)).snapshot.ageSeconds).toBeGreaterThanOrEqual(599)
+
+    leaderSkewMs = 0
+    const version = leader.app.shield.sync.current!.version
+    expect(await leader.app.shield.sync.syncNow()).toMatchObject({ ok: true, changed: false })
+    await eventually(async () => (await readyz(follower)).snapshot.ageSeconds <= 2)
+    expect((await readyz(follower)).sync).toMatchObject({
+      role: 'follower', lastSuccessAt: null, leaderLastSuccessAt: new Date(leader.app.shield.sync.status.lastSuccessAt!).toISOString(),
+    })
+    // Nothing was loaded again: the same snapshot, now known to be current.
+    expect(follower.app.shield.sync.current!.version).toBe(version)
+    expect((await readyz(leader)).sync).toMatchObject({ role: 'leader', leaderLastSuccessAt: null })
+  })
+
   it('another takes over within the lease time, and no instance stops serving', async () => {
     const cms = await origin()
     const env = await clusterEnv({ SYNC_INTERVAL: '1s' })

@@ -19,18 +19,21 @@ export interface HealthOptions {
   readonly redis?: RedisHealth
   /** With Redis: 'leader' (syncs), 'follower' (loads the leader's snapshots) or 'standalone'. */
   readonly role?: () => string
+  /** On a follower: when the syncing instance's last good sync confirmed the tree served (ms since the epoch). */
+  readonly confirmedAt?: () => number | undefined
 }
 
 function describeCode(code: string): string {
   return Object.hasOwn(errorCatalogue, code) ? errorCatalogue[code as keyof typeof errorCatalogue].doc : 'the sync failed'
 }
 
-export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, role }: HealthOptions): void {
+export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, role, confirmedAt }: HealthOptions): void {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
     const snapshot = sync.current
     const status = sync.status
+    const confirmed = confirmedAt?.()
     const body = {
       ready: snapshot !== undefined,
       snapshot: snapshot
@@ -38,7 +41,9 @@ export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, r
             version: snapshot.version,
             pages: snapshot.pages.length,
             syncedAt: new Date(snapshot.syncedAt).toISOString(),
-            ageSeconds: Math.max(0, Math.round((now() - (status.lastSuccessAt ?? snapshot.syncedAt)) / 1000)),
+            // Since the CMS last confirmed this tree: this instance's own last good sync, or on a
+            // follower the syncing instance's, which announces each sync that changed nothing.
+            ageSeconds: Math.max(0, Math.round((now() - Math.max(status.lastSuccessAt ?? 0, confirmed ?? 0, snapshot.syncedAt)) / 1000)),
           }
         : null,
       // Did the CMS answer this instance's last sync? `unknown` before any, and on an instance
@@ -50,6 +55,8 @@ export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, r
         lastMode: status.lastMode ?? null,
         running: status.running,
         lastSuccessAt: status.lastSuccessAt === undefined ? null : new Date(status.lastSuccessAt).toISOString(),
+        // A follower's own syncs are none; this is the syncing instance's last one it announced.
+        leaderLastSuccessAt: confirmed === undefined ? null : new Date(confirmed).toISOString(),
         // The code and what it means; the message (which may name the CMS's address) is logged only.
         lastError: status.lastErrorCode === undefined ? null : `${status.lastErrorCode}: ${describeCode(status.lastErrorCode)}`,
         consecutiveFailures: status.consecutiveFailures,
