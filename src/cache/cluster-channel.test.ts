@@ -341,15 +341,40 @@ describe('cluster channel when Redis is down', () => {
 
 describe('cluster channel message validation', () => {
   /** A subscriber driven by hand. */
-  function handSubscriber() {
+  function handSubscriber(subscribe: () => Promise<unknown> = async () => 1) {
     const listeners: Array<(channel: string, message: string) => void> = []
+    const readyListeners: Array<() => void> = []
     const subscriber: ClusterChannelSubscriber = {
-      subscribe: async () => 1,
-      on: (_event, listener) => void listeners.push(listener),
+      subscribe,
+      on: (event: 'message' | 'ready', listener: ((channel: string, message: string) => void) | (() => void)) =>
+        void (event === 'message' ? listeners.push(listener) : readyListeners.push(listener as () => void)),
     }
-    return { subscriber, emit: (channel: string, message: string) => listeners.forEach((listener) => listener(channel, message)) }
+    return {
+      subscriber,
+      emit: (channel: string, message: string) => listeners.forEach((listener) => listener(channel, message)),
+      ready: () => readyListeners.forEach((listener) => listener()),
+    }
   }
   const noRedis = { set: async () => 'OK', get: async () => null, publish: async () => 0 }
+
+  it('tells when the subscriber connection is back after a drop, not when it first connects', async () => {
+    const pending: Array<() => void> = []
+    const hand = handSubscriber(() => new Promise((resolve) => void pending.push(() => resolve(1))))
+    const release = () => pending.forEach((resolve) => resolve())
+    const channel = createClusterChannel({ redis: noRedis, subscriber: hand.subscriber, prefix: 'p:', commandTimeoutMs: 5_000, logger: recordingLogger() })
+    let reconnects = 0
+    channel.onReconnected(() => reconnects++)
+    // The first `ready`: the connection is up, the SUBSCRIBEs are still on their way.
+    hand.ready()
+    expect(reconnects).toBe(0)
+    release()
+    await channel.ready()
+    hand.ready()
+    expect(reconnects).toBe(1)
+    channel.close()
+    hand.ready()
+    expect(reconnects).toBe(1)
+  })
 
   it('ignores other channels on a shared subscriber and validates its own', async () => {
     const hand = handSubscriber()

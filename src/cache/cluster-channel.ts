@@ -62,6 +62,8 @@ export interface ClusterChannelRedis {
 export interface ClusterChannelSubscriber {
   subscribe(channel: string): Promise<unknown>
   on(event: 'message', listener: (channel: string, message: string) => void): unknown
+  /** ioredis' `ready`: the connection is usable, after a reconnect with its channels subscribed again. */
+  on(event: 'ready', listener: () => void): unknown
 }
 
 export type ClusterChannelLogger = Pick<LogSink, 'warn'>
@@ -100,6 +102,11 @@ export interface ClusterChannel {
   publishRefresh(m: RefreshMessage): Promise<number>
   /** Calls `listener` with every valid refresh request (this instance's own included); returns the unsubscribe. */
   onRefresh(listener: (m: RefreshMessage) => void): () => void
+  /**
+   * Calls `listener` when the subscriber connection is back after a drop: whatever was published
+   * on either channel while it was down never reached this instance. Returns the unsubscribe.
+   */
+  onReconnected(listener: () => void): () => void
   /**
    * Resolves when both channels are subscribed. While Redis is down that waits (subscribing is
    * retried in the background), so bound it where it must not block.
@@ -177,6 +184,7 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
   const refreshChannel = `${prefix}refresh`
   const snapshotListeners = new Set<(a: SnapshotAnnouncement) => void>()
   const refreshListeners = new Set<(m: RefreshMessage) => void>()
+  const reconnectedListeners = new Set<() => void>()
   let closed = false
   // Retried until they hold: see subscribe-until-done.ts. The first failure of each is logged.
   const subscriptions = [snapshotsChannel, refreshChannel].map((channel) =>
@@ -203,6 +211,13 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
   function drop(channel: string, message: string, reason: string): void {
     logger.warn({ channel, reason, length: message.length, excerpt: message.slice(0, 120) }, 'cluster channel: dropped a malformed message')
   }
+
+  // The first `ready` comes before the subscriptions hold; a later one follows a dropped
+  // connection, which ioredis has subscribed again (`autoResubscribe`).
+  subscriber.on('ready', () => {
+    if (closed || !subscriptions.every((subscription) => subscription.subscribed)) return
+    deliver(reconnectedListeners, undefined, 'ready')
+  })
 
   subscriber.on('message', (channel, message) => {
     if (closed || (channel !== snapshotsChannel && channel !== refreshChannel)) return
@@ -284,12 +299,14 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
       }
     },
     onRefresh: (listener) => listen(refreshListeners, listener),
+    onReconnected: (listener) => listen(reconnectedListeners, listener),
     ready: () => subscribed,
     close() {
       closed = true
       for (const subscription of subscriptions) subscription.cancel()
       snapshotListeners.clear()
       refreshListeners.clear()
+      reconnectedListeners.clear()
     },
   }
 }

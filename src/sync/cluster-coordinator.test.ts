@@ -12,6 +12,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
 import { createClusterCoordinator, type ClusterCoordinator } from './cluster-coordinator.js'
 import type { LeaderLease, LeaseRole } from './leader-lease.js'
+import type { RefreshRequest } from './refresh-request.js'
 import type { SyncService, Timers } from './sync-service.js'
 
 const POLL_MS = 10
@@ -24,7 +25,10 @@ function stubLease(role: LeaseRole): LeaderLease & { role: LeaseRole } {
 
 /** What Redis would answer for the recorded announcement; `answer` switches between the cases. */
 function stubChannel() {
-  const state = { answer: 'recorded' as 'recorded' | 'failing', recorded: undefined as SnapshotAnnouncement | undefined, announced: [] as SnapshotAnnouncement[], closed: false }
+  const state = {
+    answer: 'recorded' as 'recorded' | 'failing', recorded: undefined as SnapshotAnnouncement | undefined, announced: [] as SnapshotAnnouncement[], closed: false,
+    reconnected: [] as Array<() => void>,
+  }
   const channel: ClusterChannel = {
     announceSnapshot: async (a) => {
       if (state.answer === 'failing') return false
@@ -37,6 +41,10 @@ function stubChannel() {
     onSnapshot: () => () => undefined,
     publishRefresh: async () => 1,
     onRefresh: () => () => undefined,
+    onReconnected: (listener) => {
+      state.reconnected.push(listener)
+      return () => void state.reconnected.splice(state.reconnected.indexOf(listener), 1)
+    },
     ready: async () => undefined,
     close: () => void (state.closed = true),
   }
@@ -45,6 +53,7 @@ function stubChannel() {
 
 function stubSync(current: Snapshot | undefined) {
   const received: Snapshot[] = []
+  const refreshed: RefreshRequest[] = []
   const sync = {
     current,
     status: { lastAttemptAt: undefined, lastSuccessAt: undefined, lastError: undefined, consecutiveFailures: 0, running: false, lastMode: undefined } as SyncService['status'],
@@ -56,10 +65,10 @@ function stubSync(current: Snapshot | undefined) {
       return true
     },
     syncNow: async () => ({ ok: true as const, mode: 'incremental' as const, changed: false, pages: 0, detailsFetched: 0, durationMs: 0 }),
-    refresh: () => undefined,
+    refresh: (request: RefreshRequest) => void refreshed.push(request),
     stop: async () => undefined,
   } satisfies SyncService
-  return { sync, received }
+  return { sync, received, refreshed }
 }
 
 const running: ClusterCoordinator[] = []
@@ -70,7 +79,7 @@ afterEach(async () => {
 function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot }) {
   const lease = stubLease(options.role)
   const { channel, state } = stubChannel()
-  const { sync, received } = stubSync(options.current)
+  const { sync, received, refreshed } = stubSync(options.current)
   const stored: Snapshot[] = []
   const coordinator = createClusterCoordinator({
     sync, lease, channel, timers, logger: quiet, pollMs: POLL_MS,
@@ -79,7 +88,7 @@ function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot
   })
   coordinator.start()
   running.push(coordinator)
-  return { coordinator, lease, state, stored, received, sync }
+  return { coordinator, lease, state, stored, received, sync, refreshed }
 }
 
 /** Several polls' worth of time. */
@@ -188,6 +197,16 @@ describe('keeping the shared snapshot in Redis', () => {
     for (let i = 0; i < 100 && follower.coordinator.confirmedAt !== 6_000; i++) await sleep(5)
     expect(follower.coordinator.confirmedAt).toBe(6_000)
     expect(follower.state.announced).toEqual([])
+  })
+
+  it('a leader reads the listing when its pub/sub connection is back, for the refresh requests sent meanwhile; a follower does not', async () => {
+    const leader = start({ role: 'leader', current: makeSnapshot([{ id: 1, parent: null }]) })
+    const follower = start({ role: 'follower', current: makeSnapshot([{ id: 1, parent: null }]) })
+    for (const each of [leader, follower]) for (const listener of each.state.reconnected) listener()
+    expect(leader.refreshed).toEqual([{ listing: true, reason: 'pub/sub reconnected' }])
+    expect(follower.refreshed).toEqual([])
+    await leader.coordinator.stop()
+    expect(leader.state.reconnected).toEqual([])
   })
 
   it('a standalone instance leaves Redis alone', async () => {

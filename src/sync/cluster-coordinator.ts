@@ -171,6 +171,14 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
         if (stopped || !syncs(lease.role) || message.from === owner) return
         sync.refresh(message)
       }))
+      // PURGEs and webhooks sent to the leader while its subscriber was reconnecting are lost: a
+      // listing pass catches the moves, renames and new pages among them (content-only edits
+      // wait for the next full sync, as a lost webhook would).
+      unsubscribe.push(channel.onReconnected(() => {
+        if (stopped || lease.role !== 'leader') return
+        logger.info({}, 'cluster: pub/sub reconnected; reading the listing for refresh requests it may have missed')
+        sync.refresh({ listing: true, reason: 'pub/sub reconnected' })
+      }))
       lease.start()
       poll()
     },

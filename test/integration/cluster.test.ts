@@ -7,6 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakePage, type FakeWagtail } from '../fake-wagtail/index.js'
 import { sharedRedisUrl } from '../helpers/redis-server.js'
@@ -224,6 +225,28 @@ describe('when the syncing instance dies', () => {
     // Nothing was loaded again: the same snapshot, now known to be current.
     expect(follower.app.shield.sync.current!.version).toBe(version)
     expect((await readyz(leader)).sync).toMatchObject({ role: 'leader', leaderLastSuccessAt: null })
+  })
+
+  it('the leader reads the listing when its pub/sub connection comes back, so a rename whose PURGE was lost meanwhile still arrives', async () => {
+    const cms = await origin()
+    const env = await clusterEnv()
+    const [leader, follower] = (await startInstances(cms, 2, env)) as [Harness, Harness]
+    expect(roles([leader, follower])).toEqual(['leader', 'follower'])
+    const leaf = leafOf(leader, cms)
+    const title = `${leaf.title} (renamed while pub/sub was down)`
+    // The editor's PURGE went out while the leader's subscriber was away: nobody sends it now.
+    cms.updatePage(leaf.id, { title })
+    // Drops exactly the leader's subscriber connection, server side, as a network blip or a Redis failover would.
+    const subscriber = leader.app.shield.shared!.subscriber as Redis
+    const port = subscriber.stream.localPort
+    const admin = new Redis(env.REDIS_URL!, { lazyConnect: true })
+    cleanups.push(async () => void admin.disconnect())
+    const clients = String(await admin.call('CLIENT', 'LIST', 'TYPE', 'pubsub'))
+    const id = new RegExp(`^id=(\\d+) addr=127\\.0\\.0\\.1:${port} `, 'm').exec(clients)?.[1]
+    expect(id).toBeDefined()
+    expect(await admin.call('CLIENT', 'KILL', 'ID', id!)).toBe(1)
+    await eventually(async () => (await detailOn(follower, leaf.id)).json.title === title, 5_000)
+    expect((await detailOn(leader, leaf.id)).json.title).toBe(title)
   })
 
   it('another takes over within the lease time, and no instance stops serving', async () => {
