@@ -62,7 +62,7 @@ export interface ClusterChannelRedis {
 export interface ClusterChannelSubscriber {
   subscribe(channel: string): Promise<unknown>
   on(event: 'message', listener: (channel: string, message: string) => void): unknown
-  /** ioredis' `ready`: the connection is usable, after a reconnect with its channels subscribed again. */
+  /** ioredis' `ready`: the connection is usable (after a reconnect, its channels are being subscribed again). */
   on(event: 'ready', listener: () => void): unknown
 }
 
@@ -127,9 +127,9 @@ const MAX_FINGERPRINT_CHARS = 1024
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const isName = (value: unknown, max: number): value is string => typeof value === 'string' && value.length > 0 && value.length <= max
 
-/** The announcement in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */
 const isCount = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0
 
+/** The announcement in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */
 export function parseSnapshotAnnouncement(value: unknown): SnapshotAnnouncement | { readonly invalid: string } {
   if (!isRecord(value)) return { invalid: 'not an object' }
   const { version, fingerprint, owner, checkedAt } = value
@@ -213,7 +213,9 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
   }
 
   // The first `ready` comes before the subscriptions hold; a later one follows a dropped
-  // connection, which ioredis has subscribed again (`autoResubscribe`).
+  // connection, whose channels ioredis subscribes again as it turns ready (`autoResubscribe`).
+  // A message published before that SUBSCRIBE lands is lost too, but it names a change made
+  // before it, which whatever the listener starts now reads.
   subscriber.on('ready', () => {
     if (closed || !subscriptions.every((subscription) => subscription.subscribed)) return
     deliver(reconnectedListeners, undefined, 'ready')
