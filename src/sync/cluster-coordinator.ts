@@ -198,8 +198,8 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
       const snapshot = sync.current
       // Only a snapshot already stored and announced: one still being saved is announced, with
       // the newest sync time, when its save ends; announcing it now would send followers to
-      // load the older one stored.
-      if (stopped || !syncs(lease.role) || !snapshot || snapshot.fingerprint !== settled) return
+      // load the older one stored. A standalone instance has nobody to tell (Redis is down).
+      if (stopped || lease.role !== 'leader' || !snapshot || snapshot.fingerprint !== settled) return
       await channel.announceSnapshot(announcementOf(snapshot))
     },
     get confirmedAt() {
