@@ -76,13 +76,13 @@ afterEach(async () => {
   for (const coordinator of running.splice(0)) await coordinator.stop()
 })
 
-function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot }) {
+function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot; pollMs?: number }) {
   const lease = stubLease(options.role)
   const { channel, state } = stubChannel()
   const { sync, received, refreshed } = stubSync(options.current)
   const stored: Snapshot[] = []
   const coordinator = createClusterCoordinator({
-    sync, lease, channel, timers, logger: quiet, pollMs: POLL_MS,
+    sync, lease, channel, timers, logger: quiet, pollMs: options.pollMs ?? POLL_MS,
     loadShared: async () => options.shared,
     storeShared: async (snapshot) => void stored.push(snapshot),
   })
@@ -173,6 +173,20 @@ describe('keeping the shared snapshot in Redis', () => {
     await leader.coordinator.announce(synced)
     expect(leader.state.announced.at(-1)).toEqual({ version: 2, fingerprint: synced.fingerprint, owner: 'me', checkedAt: 2_000 })
     expect(leader.coordinator.confirmedAt).toBeUndefined()
+  })
+
+  it('a leader confirming into a Redis that lost everything stores its snapshot again instead of announcing it alone', async () => {
+    const current = makeSnapshot([{ id: 1, parent: null }], {}, 4)
+    // No poll in this test's time: only confirm() looks at Redis.
+    const leader = start({ role: 'leader', current, pollMs: 60_000 })
+    leader.sync.status = { ...leader.sync.status, lastSuccessAt: 9_000 }
+    leader.state.answer = 'failing'
+    await leader.coordinator.confirm()
+    expect(leader.stored).toEqual([])
+    leader.state.answer = 'recorded'
+    await leader.coordinator.confirm()
+    expect(leader.stored).toEqual([current])
+    expect(leader.state.announced).toEqual([{ version: 4, fingerprint: current.fingerprint, owner: 'me', checkedAt: 9_000 }])
   })
 
   it('a follower takes the syncing instance\'s confirmations of the tree it serves, and forgets them when the tree changes', async () => {

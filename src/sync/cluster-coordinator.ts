@@ -200,7 +200,12 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
       // the newest sync time, when its save ends; announcing it now would send followers to
       // load the older one stored. A standalone instance has nobody to tell (Redis is down).
       if (stopped || lease.role !== 'leader' || !snapshot || snapshot.fingerprint !== settled) return
-      await channel.announceSnapshot(announcementOf(snapshot))
+      const recorded = await channel.recordedSnapshot()
+      if (!recorded.ok || stopped || lease.role !== 'leader') return
+      // Nothing recorded: Redis lost the stored snapshot with it, and an announcement alone would
+      // point followers at nothing; store it again first.
+      if (!recorded.announcement) return restore()
+      if (recorded.announcement.fingerprint === snapshot.fingerprint) await channel.announceSnapshot(announcementOf(snapshot))
     },
     get confirmedAt() {
       return lease.role === 'follower' ? confirmedAt : undefined
