@@ -229,7 +229,7 @@ describe('behaviour beyond the transcripts', () => {
     await expect(send(fake.url, 'GET', '/api/v1/cms/pages/')).rejects.toThrow()
   })
 
-  it('applies latency before answering', async () => {
+  it('answers a latency after the request arrived, its own work included', async () => {
     fake.setLatency(40)
     const started = performance.now()
     await send(fake.url, 'GET', '/api/v1/cms/pages/?limit=1')

@@ -74,6 +74,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     // A client that goes away mid-answer (trickle, oversize) must not crash the fake.
     res.on('error', () => undefined)
+    const arrived = performance.now()
     const method = req.method ?? 'GET'
     const url = req.url ?? '/'
     const { path, queryString } = splitTarget(url)
@@ -93,12 +94,20 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     requestHook?.(context)
     const fault = faultFn?.(context)
     req.resume() // drain any request body; the API never reads it
-    if (latencyMs > 0) await delay(latencyMs)
-    if (closed) return
     const call = { method, url, headers: req.headers }
     const real = () => answerCall(call, config)
-    if (fault) writeFault(req, res, fault, real, timerRegistry)
-    else writeAnswer(res, real(), method === 'HEAD')
+    if (fault) {
+      if (latencyMs > 0) await delay(latencyMs)
+      if (!closed) writeFault(req, res, fault, real, timerRegistry)
+      return
+    }
+    // The latency is the CMS's answer time: the fake's own work on the answer (a search over the
+    // site, a page of JSON) happens inside it, not after it, so a benchmark's "250 ms origin"
+    // answers 250 ms after the request arrived rather than 250 ms plus this process's work.
+    const answer = real()
+    const remaining = latencyMs - (performance.now() - arrived)
+    if (remaining >= 1) await delay(remaining)
+    if (!closed) writeAnswer(res, answer, method === 'HEAD')
   }
 
   const server = createServer((req, res) => {
