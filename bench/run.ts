@@ -23,7 +23,7 @@ import type { LoadSample, LoadSpec, LoadTarget } from './lib/load.js'
 import { machineInfo } from './lib/machine.js'
 import { SocketClients, type BurstAnswer } from './lib/socket-burst.js'
 import { baselineHeaders, type BaselineHeaderSet } from './lib/canned-response.js'
-import { BenchChild, killAllChildrenNow, processMemory, stopAllChildren } from './lib/processes.js'
+import { BenchChild, cpuPinning, killAllChildrenNow, pinSelf, processMemory, stopAllChildren } from './lib/processes.js'
 import { check, fmtBytes, fmtInt, fmtMs, fmtRatio, markdownTable, renderRows, verdict } from './lib/report.js'
 import type { Check, Row } from './lib/report.js'
 import { mean, round, spread, summarize } from './lib/stats.js'
@@ -75,8 +75,17 @@ function envScenarios(): Set<ScenarioId> {
   return chosen
 }
 
+function envPin(): 'auto' | 'off' {
+  const raw = process.env.BENCH_PIN?.trim() || 'auto'
+  if (raw !== 'auto' && raw !== 'off') {
+    process.stderr.write(`bench: BENCH_PIN=${JSON.stringify(raw)}: expected auto or off\n`)
+    process.exit(2)
+  }
+  return raw
+}
+
 function envBaselineHeaders(): BaselineHeaderSet {
-  const raw = process.env.BENCH_BASELINE_HEADERS?.trim() || 'minimal'
+  const raw = process.env.BENCH_BASELINE_HEADERS?.trim() || 'same'
   if (raw !== 'minimal' && raw !== 'same') {
     process.stderr.write(`bench: BENCH_BASELINE_HEADERS=${JSON.stringify(raw)}: expected minimal or same\n`)
     process.exit(2)
@@ -101,6 +110,7 @@ const config = {
   only: envScenarios(),
   shieldEnv: envShieldExtras(),
   baselineHeaders: envBaselineHeaders(),
+  pin: envPin(),
   out: process.env.BENCH_OUT?.trim() || join('bench', 'results', 'latest.json'),
 }
 
@@ -137,8 +147,9 @@ const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'logging', 'cold',
  */
 const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list']
 
-function estimateThroughputMs(): number {
-  return (3 * config.warmupS + config.rounds * 6 * (config.durationS + 0.3)) * 1000 + 3_000
+/** `targets`: cms-shield and the baselines (4 in the detail row with the four-header baseline). */
+function estimateThroughputMs(targets = 3): number {
+  return (targets * config.warmupS + config.rounds * 2 * targets * (config.durationS + 0.3)) * 1000 + 3_000
 }
 
 /** A rough budget per scenario, so that one running late leaves time for the ones after it. */
@@ -189,6 +200,8 @@ function skip(scenario: string, reason: string): void {
 }
 
 const machine = machineInfo(startedAt)
+/** CPU 0 for the harness and the fake CMS, the other for the server being measured (undefined: unpinned). */
+const pinning = cpuPinning(config.pin, Number(machine.cpus))
 
 let reported = false
 function report(status: 'complete' | 'incomplete', reason?: string): void {
@@ -204,9 +217,15 @@ function report(status: 'complete' | 'incomplete', reason?: string): void {
       `site of ${fmtInt(config.pages)} pages for the throughput rows.`,
   )
   lines.push(
+    pinning
+      ? `Pinned (BENCH_PIN=auto): the harness and the fake CMS on CPU ${pinning.harness}, each measured server on CPU ${pinning.server}.`
+      : 'Not pinned (BENCH_PIN=off, or no taskset or a single CPU): the scheduler places every process.',
+  )
+  lines.push(
     config.baselineHeaders === 'minimal'
       ? 'The baselines send the body with content-type, etag, cache-control and vary (BENCH_BASELINE_HEADERS=minimal): cms-shield\'s other headers count against it.'
-      : 'The baselines send the body with every header cms-shield sent, its request id as a fixed value (BENCH_BASELINE_HEADERS=same): the ratios are cms-shield\'s own work per request.',
+      : 'The baselines send the same bytes as cms-shield: the body with every header it sent, its request id as a fixed value of the same length (BENCH_BASELINE_HEADERS=same, the default). ' +
+        `The detail row also runs bare node with only content-type, etag, cache-control and vary ("${NODE_FOUR_HEADERS}"), which prices that header set.`,
   )
   const git = machine.git as { commit: string; srcDiffersFromCommit: boolean } | null
   lines.push(
@@ -235,6 +254,7 @@ function report(status: 'complete' | 'incomplete', reason?: string): void {
     reason: reason ?? null,
     machine,
     config: { ...config, only: [...config.only] },
+    pinning: pinning ?? null,
     elapsedSeconds: round((Date.now() - startedAt) / 1000, 1),
     rows,
     checks,
@@ -265,6 +285,7 @@ interface Origin {
 async function startOrigin(pages: number): Promise<Origin> {
   const child = new BenchChild('origin', ['--import', 'tsx', join('bench', 'origin.ts')], {
     env: { BENCH_ORIGIN_PAGES: String(pages), BENCH_ORIGIN_LATENCY_MS: '0' },
+    ...(pinning ? { cpu: pinning.harness } : {}),
   })
   const match = await child.waitForLine(/^bench-origin ready api=(\S+) control=(\S+)/, 60_000)
   return { child, api: match[1] as string, control: match[2] as string }
@@ -318,6 +339,7 @@ async function startShield(label: string, origin: Origin, logLevel: 'warn' | 'in
       ...config.shieldEnv,
     },
     stdoutFile: logFile,
+    ...(pinning ? { cpu: pinning.server } : {}),
   })
   await waitFor(`${label} /readyz 200`, readyTimeoutMs, 50, async () => {
     if (!child.alive) throw new GiveUp(`${label} exited before it was ready:\n${child.output()}`)
@@ -370,15 +392,30 @@ async function afterOneSync(shield: Shield, timeoutMs: number, trigger: () => Pr
 
 interface Baseline extends LoadTarget {
   child: BenchChild
+  /** Which of cms-shield's headers it sends, and the file it reads them from. */
+  headerSet: BaselineHeaderSet
+  headersFile: string
 }
 
+/**
+ * The detail row's third baseline when the others send cms-shield's whole header set: bare node
+ * with only the four headers any cache sends, so the run also shows what that header set costs.
+ */
+const NODE_FOUR_HEADERS = 'node, 4 headers'
+
 /** `holdMs` (node only): answer a burst together, that long after its first request (the cold-key ideal). */
-async function startBaseline(kind: 'fastify' | 'node', bodyFile: string, headersFile: string, holdMs = 0): Promise<Baseline> {
-  const child = new BenchChild(`baseline-${kind}`, ['--import', 'tsx', join('bench', `baseline-${kind}.ts`)], {
+async function startBaseline(
+  kind: 'fastify' | 'node',
+  bodyFile: string,
+  headersFile: string,
+  { holdMs = 0, name = kind, headerSet = config.baselineHeaders }: { holdMs?: number; name?: string; headerSet?: BaselineHeaderSet } = {},
+): Promise<Baseline> {
+  const child = new BenchChild(`baseline-${name.replace(/[^a-z0-9]+/g, '-')}`, ['--import', 'tsx', join('bench', `baseline-${kind}.ts`)], {
     env: { BENCH_BODY_FILE: bodyFile, BENCH_HEADERS_FILE: headersFile, BENCH_HOLD_MS: String(holdMs) },
+    ...(pinning ? { cpu: pinning.server } : {}),
   })
   const match = await child.waitForLine(/ ready url=(\S+)/, 30_000)
-  return { name: kind, origin: match[1] as string, pid: child.pid, child }
+  return { name, origin: match[1] as string, pid: child.pid, child, headerSet, headersFile }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -514,9 +551,11 @@ async function prepare(id: ScenarioId, shield: Shield, site: SiteInfo, detailId:
   return prepared
 }
 
-async function loadBaselines(prepared: Prepared, baselines: Baseline[], bodyFile: string, headersFile: string): Promise<void> {
+async function loadBaselines(prepared: Prepared, baselines: Baseline[], bodyFile: string): Promise<void> {
   writeFileSync(bodyFile, prepared.body)
-  writeFileSync(headersFile, JSON.stringify(baselineHeaders(config.baselineHeaders, prepared.headers, prepared.notModifiedHeaders)))
+  for (const baseline of baselines) {
+    writeFileSync(baseline.headersFile, JSON.stringify(baselineHeaders(baseline.headerSet, prepared.headers, prepared.notModifiedHeaders)))
+  }
   const reloaded = baselines.map((baseline) => baseline.child.waitForLine(/ reloaded bytes=(\d+)/, 10_000))
   for (const baseline of baselines) baseline.child.signal('SIGHUP')
   await Promise.all(reloaded)
@@ -536,7 +575,7 @@ interface ThroughputResult {
   bodyBytes: number
   shieldHeaders: Record<string, string>
   targets: Record<string, TargetSummary>
-  ratios: { fastify?: RatioSummary; node?: RatioSummary }
+  ratios: { fastify?: RatioSummary; node?: RatioSummary; nodeFourHeaders?: RatioSummary }
   samples: Array<LoadSample & { round: number; order: number; redone: boolean }>
 }
 
@@ -599,6 +638,7 @@ async function measureThroughput(prepared: Prepared, shield: Shield, baselines: 
   const ratios: ThroughputResult['ratios'] = {}
   if (summaries.fastify) ratios.fastify = ratioOf(shieldSummary, summaries.fastify)
   if (summaries.node) ratios.node = ratioOf(shieldSummary, summaries.node)
+  if (summaries[NODE_FOUR_HEADERS]) ratios.nodeFourHeaders = ratioOf(shieldSummary, summaries[NODE_FOUR_HEADERS])
   return {
     id: prepared.id,
     title: prepared.title,
@@ -658,6 +698,21 @@ function throughputRow(result: ThroughputResult): void {
     target,
     met,
   })
+  const fourHeaders = result.targets[NODE_FOUR_HEADERS]
+  if (fourHeaders && result.targets.node) {
+    // Same rounds, same body: bare node with cms-shield's whole header set against bare node with four of them.
+    const headerCost = result.targets.node.rps / fourHeaders.rps
+    rows.push({
+      scenario: `${result.title}: vs bare node sending only content-type, etag, cache-control and vary (what cms-shield's header set costs)`,
+      shield: `${fmtRatioSpread(result.ratios.nodeFourHeaders)} of the four-header node's rate`,
+      fastify: '—',
+      node: `${fmtThroughput(fourHeaders)}; bare node with cms-shield's headers ÷ with four: ${fmtRatio(headerCost)}`,
+      vsFastify: '—',
+      vsNode: fmtRatioSpread(result.ratios.nodeFourHeaders),
+      target: '— (informational)',
+      met: '—',
+    })
+  }
   for (const [name, summary] of Object.entries(result.targets)) {
     if (summary.harnessBoundRuns * 2 > summary.runs) {
       warn(
@@ -688,6 +743,11 @@ async function throughputPhase(ids: readonly ScenarioId[], shield: Shield, site:
   writeFileSync(bodyFile, '{}')
   writeFileSync(headersFile, JSON.stringify(baselineHeaders(config.baselineHeaders, { 'content-type': 'application/json' })))
   const baselines = [await startBaseline('fastify', bodyFile, headersFile), await startBaseline('node', bodyFile, headersFile)]
+  if (config.baselineHeaders === 'same' && ids.includes('detail')) {
+    const fourHeadersFile = join(workDir, 'headers-four.json')
+    writeFileSync(fourHeadersFile, JSON.stringify(baselineHeaders('minimal', { 'content-type': 'application/json' })))
+    baselines.push(await startBaseline('node', bodyFile, fourHeadersFile, { name: NODE_FOUR_HEADERS, headerSet: 'minimal' }))
+  }
   const detailId = await detailIdOf(shield, site)
   if (!shieldWarmedUp) {
     // cms-shield starts cold (JIT, first renders); give it a longer first warm-up than the scenarios'.
@@ -698,13 +758,15 @@ async function throughputPhase(ids: readonly ScenarioId[], shield: Shield, site:
   results.throughput = throughput
   for (const id of ids) {
     const prepared = await prepare(id, shield, site, detailId)
-    if (spareMs(id) < estimateThroughputMs()) {
+    if (spareMs(id) < estimateThroughputMs(id === 'detail' && baselines.length > 2 ? 4 : 3)) {
       skip(prepared.title, 'not enough time left before BENCH_MAX_SECONDS')
       continue
     }
     log(`${prepared.title}: ${prepared.path} (${fmtBytes(prepared.body.length)})`)
-    await loadBaselines(prepared, baselines, bodyFile, headersFile)
-    const result = await measureThroughput(prepared, shield, baselines)
+    // The four-header baseline only in the detail row: it prices the header set, which every row shares.
+    const measuredBaselines = baselines.filter((baseline) => id === 'detail' || baseline.name !== NODE_FOUR_HEADERS)
+    await loadBaselines(prepared, measuredBaselines, bodyFile)
+    const result = await measureThroughput(prepared, shield, measuredBaselines)
     throughput[id] = result
     throughputRow(result)
     harness.push(...harnessRows(result))
@@ -865,7 +927,7 @@ async function coldPhase(origin: Origin, shield: Shield): Promise<void> {
     writeFileSync(bodyFile, lastAnswer.body)
     writeFileSync(headersFile, JSON.stringify(baselineHeaders(config.baselineHeaders, lastAnswer.headers)))
     for (const [holdMs, into] of [[0, floor], [config.coldDelayMs, ideal]] as const) {
-      const baseline = await startBaseline('node', bodyFile, headersFile, holdMs)
+      const baseline = await startBaseline('node', bodyFile, headersFile, { holdMs })
       let baselineClients: SocketClients | undefined
       try {
         baselineClients = await SocketClients.open(baseline.origin, config.coldClients, '/')
@@ -1214,6 +1276,7 @@ const deadlineTimer = setTimeout(() => {
 async function main(): Promise<void> {
   if (!existsSync(SHIELD_ENTRY)) throw new Error(`${SHIELD_ENTRY} is missing: run \`npm run build\` first (\`npm run bench\` does)`)
   workDir = mkdtempSync(join(tmpdir(), 'cms-shield-bench-'))
+  if (pinning) pinSelf(pinning.harness)
   log(`cms-shield benchmark: ${[...config.only].join(', ')}; deadline ${config.maxSeconds} s; work directory ${workDir}`)
   log('cms-shield runs with LOG_LEVEL=warn: request logging is off except in the LOG_LEVEL=info row')
   const origin = await startOrigin(config.pages)

@@ -4,7 +4,7 @@
  * Also reads CPU time and memory of a process from /proc, for the harness checks.
  * @module
  */
-import { spawn } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import type { ChildProcess } from 'node:child_process'
 import { closeSync, openSync, readFileSync } from 'node:fs'
 
@@ -18,6 +18,8 @@ export interface SpawnOptions {
   env: Record<string, string>
   /** Send stdout to this file instead of a pipe (cms-shield's request log must not cost the harness anything). */
   stdoutFile?: string
+  /** Run on this CPU only (`taskset -c`), every thread of it; see {@link cpuPinning}. */
+  cpu?: number
 }
 
 export class BenchChild {
@@ -42,7 +44,9 @@ export class BenchChild {
     }
     Object.assign(env, options.env)
     const stdoutFd = options.stdoutFile === undefined ? undefined : openSync(options.stdoutFile, 'a')
-    this.process = spawn(process.execPath, args, {
+    // taskset execs node in its own process, so the pid (and /proc) is node's.
+    const [command, argv] = options.cpu === undefined ? [process.execPath, args] : ['taskset', ['-c', String(options.cpu), process.execPath, ...args]]
+    this.process = spawn(command, argv, {
       env,
       stdio: ['pipe', stdoutFd ?? 'pipe', 'pipe'],
       cwd: process.cwd(),
@@ -200,4 +204,32 @@ export function machineBusySeconds(): number | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * Where the benchmark's processes run. The issue's anchors were measured with the load generator
+ * on one core and the server on the other; unpinned, the scheduler moves a server's main thread,
+ * its GC threads and the harness across both cores, and two runs of the same server differ by up
+ * to a third. Pinned, the harness (autocannon, in this process) and the fake CMS share CPU 0 and
+ * every measured server (cms-shield and both baselines) gets CPU 1 to itself, one at a time.
+ */
+export interface CpuPinning {
+  readonly harness: number
+  readonly server: number
+}
+
+/** `mode` is BENCH_PIN: `auto` pins when there are 2+ CPUs and `taskset` runs; `off` never does. */
+export function cpuPinning(mode: 'auto' | 'off', cpuCount: number): CpuPinning | undefined {
+  if (mode === 'off' || cpuCount < 2) return undefined
+  try {
+    execFileSync('taskset', ['-c', '0', 'true'], { stdio: 'ignore' })
+  } catch {
+    return undefined
+  }
+  return { harness: 0, server: cpuCount - 1 }
+}
+
+/** Moves every thread of this process (the harness) onto `cpu`; threads started later inherit it. */
+export function pinSelf(cpu: number): void {
+  execFileSync('taskset', ['-a', '-p', '-c', String(cpu), String(process.pid)], { stdio: 'ignore' })
 }
