@@ -26,6 +26,8 @@ export interface BurstAnswer {
 const HEADER_END = Buffer.from('\r\n\r\n')
 /** What one read may hand over; answers here are a few KiB. */
 const READ_BUFFER_BYTES = 64 * 1024
+/** Untimed bursts on a fresh set of connections, so that this client's own code is compiled before anything is timed. */
+const WARM_BURSTS = 5
 
 /** Connections with bytes read but not parsed yet, parsed together once the reads of this turn are done. */
 const unparsed = new Set<Connection>()
@@ -38,7 +40,6 @@ function parseArrivals(): void {
   for (const connection of connections) connection.parse()
 }
 
-const WARM_BURSTS = 5
 
 /** One keep-alive connection that carries one request at a time. */
 class Connection {
@@ -137,7 +138,6 @@ export class SocketClients {
     const connections = await Promise.all(Array.from({ length: count }, () => Connection.open(hostname, Number(port))))
     const clients = new SocketClients(host, connections)
     try {
-      // A few rounds, so that this client's own code is compiled before anything is timed.
       for (let i = 0; i < WARM_BURSTS; i++) await clients.burst(warmPath)
     } catch (error) {
       clients.close()

@@ -229,7 +229,7 @@ describe('behaviour beyond the transcripts', () => {
     await expect(send(fake.url, 'GET', '/api/v1/cms/pages/')).rejects.toThrow()
   })
 
-  it('answers a latency after the request arrived, its own work included', async () => {
+  it('answers no sooner than its latency after the request arrived', async () => {
     fake.setLatency(40)
     const started = performance.now()
     await send(fake.url, 'GET', '/api/v1/cms/pages/?limit=1')
