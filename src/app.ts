@@ -5,12 +5,15 @@
  * @module
  */
 import { randomUUID } from 'node:crypto'
-import { createServer } from 'node:http'
+import { createServer, type IncomingMessage } from 'node:http'
 import { clientErrorStatus, endSocket, refuseTunnel, socketAnswer } from './http/socket-answers.js'
 import { hostname } from 'node:os'
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify'
 import type { Dispatcher } from 'undici'
 import { createReadThrough, type ReadThrough } from './cache/read-through.js'
+import { createBudget } from './cache/budget/create-budget.js'
+import type { ReadThroughBudget } from './cache/budget/read-through-budget.js'
+import { clientAddressOf } from './http/client-address.js'
 import { createMemoryStore, type MemoryStore } from './cache/stores/memory-store.js'
 import { loggerOptions, writesAt } from './observability/logging.js'
 import { requestIdFrom } from './observability/request-id.js'
@@ -65,6 +68,8 @@ export interface Shield {
   readonly config: Config
   readonly sync: SyncService
   readonly readThrough: ReadThrough
+  /** What client-caused CMS requests must fit in (README, "Protecting the CMS"). */
+  readonly budget: ReadThroughBudget
   readonly pages: PagesService
   /** Redis, when configured. */
   readonly shared: SharedTier | undefined
@@ -139,10 +144,12 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     },
   })
 
-  const http = createHttpClient({
+  // Two pools: the sync and refreshes never wait for a connection behind client-caused requests.
+  const upstreamClient = (trafficClass: 'sync' | 'read_through', connections: number) => createHttpClient({
     baseUrl: config.upstreamUrl,
     ...(deps.dispatcher ? { dispatcher: deps.dispatcher } : {}),
-    connections: config.upstreamConnections,
+    connections,
+    trafficClass,
     timeoutMs: config.upstreamTimeoutMs,
     retries: config.upstreamRetries,
     maxBodyBytes: config.upstreamMaxBodyBytes,
@@ -150,21 +157,43 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     random,
     now,
     onAttempt: (attempt) => {
-      if (events.listens('upstream')) events.emit('upstream', { kind: upstreamKind(attempt.path), status: attempt.status, durationMs: attempt.durationMs })
+      if (events.listens('upstream')) {
+        events.emit('upstream', { kind: upstreamKind(attempt.path), trafficClass: attempt.trafficClass, status: attempt.status, durationMs: attempt.durationMs })
+      }
     },
   })
-  const wagtail = createWagtailClient({ http })
+  const http = upstreamClient('sync', config.upstreamConnections)
+  const readThroughHttp = upstreamClient('read_through', config.readThroughConcurrency)
+  const wagtail = createWagtailClient({ http: readThroughHttp })
   const rewriteUrl = createUrlRewriter({ baseUrl: config.baseUrl, upstreamPathPrefix: new URL(config.upstreamUrl).pathname })
 
-  const get: UpstreamGet = async (pathAndQuery, signal) => {
-    const response = await http.get(pathAndQuery, signal ? { signal } : {})
+  const get: UpstreamGet = async (pathAndQuery, signal, trafficClass) => {
+    const response = await http.get(pathAndQuery, { ...(signal ? { signal } : {}), ...(trafficClass ? { trafficClass } : {}) })
     // Decoded at once: a getter that decoded on first read kept ~75 MiB more after a 100k-page sync.
     return { status: response.status, contentType: response.contentType, headers: response.headers, bytes: response.body, text: response.text() }
   }
 
   const memoryTier = createMemoryStore({ maxBytes: config.cacheMaxBytes, now })
   const shared = createSharedTier(config, app.log, now)
+  const budget = createBudget({
+    settings: {
+      ratePerSecond: config.readThroughRate,
+      burst: config.readThroughBurst,
+      concurrency: config.readThroughConcurrency,
+      adaptive: config.readThroughAdaptive,
+      queueTimeoutMs: config.readThroughQueueTimeoutMs,
+      clientRatePerSecond: config.readThroughClientRate,
+      clientBurst: config.readThroughClientBurst,
+    },
+    ...(shared ? { redis: { client: shared.client, key: `${config.redisPrefix}budget:read-through`, isUp: () => shared.isUp() } } : {}),
+    now,
+    timers,
+    logger: app.log,
+    onRefused: (reason) => events.emit('budget', { reason }),
+    onScopeChange: (scope) => events.emit('budgetScope', { scope }),
+  })
   const readThrough = createReadThrough({
+    budget,
     tiers: shared ? [memoryTier, shared.store] : [memoryTier],
     ...(shared ? { sharedFlight: shared.flight } : {}),
     policy: {
@@ -221,6 +250,10 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     },
   })
   // Reads the sync's snapshot on every request: a swap is seen by the next one.
+  // Validated at load: the list parses.
+  const trustProxy = parseCidrList(config.trustProxy)
+  const trusted = trustProxy.ok ? trustProxy.list : NOBODY
+  const clientOf = (req: IncomingMessage) => clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted)
   const pages: PagesService = createPagesService({
     snapshot: () => sync.current,
     readThrough,
@@ -258,6 +291,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     snapshot: () => sync.current,
     ...(shared ? { redis: { up: () => shared.isUp() } } : {}),
     ...(cluster ? { role: () => cluster.role } : {}),
+    budget: () => budget.state(),
     now,
   })
 
@@ -268,6 +302,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
       isUnderPressure: () => app.isUnderPressure(),
       isClosing: () => closing,
       requestId: requestIdFrom,
+      clientOf,
       onAnswered: (answered) => {
         const { route } = answered
         const cache = cacheOutcomeOf(answered.cacheStatus)
@@ -281,7 +316,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   }
 
   app.decorate('shield', {
-    config, sync, readThrough, pages, shared, persistence, cluster, requestRefresh, events, memoryTier, metrics,
+    config, sync, readThrough, budget, pages, shared, persistence, cluster, requestRefresh, events, memoryTier, metrics,
     fastPathAnswered: () => fastPath?.answered ?? 0,
   })
 
@@ -290,7 +325,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, _body, done) => done(null, undefined))
 
   await registerLoadShedding(app, config, (reason) => app.log.debug({ reason }, 'load shed: 503'))
-  registerPagesRoutes(app, pages)
+  registerPagesRoutes(app, pages, clientOf)
   const purgeAllow = parseCidrList(config.purgeAllow)
   registerPurgeRoute(app, {
     snapshot: () => sync.current,
@@ -309,6 +344,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     now,
     ...(shared ? { redis: { up: () => shared.isUp(), errors: () => shared.store.errors } } : {}),
     ...(cluster ? { role: () => cluster.role, confirmedAt: () => cluster.confirmedAt } : {}),
+    budget: () => budget.state(),
   })
   // Methods Fastify has no route for (PROPFIND, SEARCH…) still get DRF's 405 on the API's paths.
   app.setNotFoundHandler((request, reply) => {
@@ -369,6 +405,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     metrics.close()
     await sync.stop()
     await http.close()
+    await readThroughHttp.close()
     await shared?.close()
   })
   return app

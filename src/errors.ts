@@ -28,6 +28,10 @@ export const errorCatalogue = {
   SYNC_INCONSISTENT: { statusCode: 502, doc: 'the page tree read from the CMS is inconsistent' },
   /** A sync was cancelled (shutdown, or superseded by another sync) before it finished. */
   SYNC_ABORTED: { statusCode: 503, doc: 'the sync was cancelled before it finished' },
+  /** A client's read-through miss found its own share of the CMS budget spent (READ_THROUGH_CLIENT_RATE). */
+  READ_THROUGH_CLIENT_SHARE: { statusCode: 429, doc: "this client's share of the CMS budget is spent" },
+  /** A read-through miss found the CMS budget spent, or no place in flight within READ_THROUGH_QUEUE_TIMEOUT. */
+  READ_THROUGH_OVER_BUDGET: { statusCode: 503, doc: 'the CMS budget for client-caused requests is spent' },
 } as const satisfies Record<string, { statusCode: number; doc: string }>
 
 export type ErrorCode = keyof typeof errorCatalogue

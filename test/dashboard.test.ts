@@ -48,6 +48,7 @@ const metrics = createMetrics({
   snapshot: () => undefined,
   redis: { up: () => true },
   role: () => 'leader',
+  budget: () => ({ scope: 'cluster', tokens: 20, concurrencyLimit: 4, inFlight: 0, queued: 0 }),
   now: () => 0,
 })
 afterAll(() => metrics.close())

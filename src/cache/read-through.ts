@@ -6,7 +6,8 @@
  * failure. Time comes from an injected clock, so tests step through the windows without sleeping.
  * @module
  */
-import { isProxyError } from '../errors.js'
+import { createError, isProxyError } from '../errors.js'
+import type { ReadThroughBudget } from './budget/read-through-budget.js'
 import { entryTimes, freshness, retentionMs, type EntryTimes, type ReadThroughPolicy } from './cache-policy.js'
 import type { SharedFlight } from './shared-flight.js'
 import { createSingleFlight } from './single-flight.js'
@@ -39,22 +40,37 @@ export interface ReadThroughOptions {
   readonly sharedFlight?: SharedFlight
   readonly now: () => number
   readonly random: () => number
-  readonly logger: { warn(details: object, message: string): void }
+  readonly logger: { warn(details: object, message: string): void; debug(details: object, message: string): void }
+  /**
+   * What each CMS request this cache sends must fit in (README, "Protecting the CMS"); without
+   * it every miss goes to the CMS. Readers who join a request in flight cost nothing.
+   */
+  readonly budget?: ReadThroughBudget
+  /** Round-trip clock for the budget's latency samples (monotonic ms). */
+  readonly elapsed?: () => number
 }
 
 /**
  * - `hit`: fresh entry; `miss`: asked the CMS; `coalesced`: joined a request in flight;
  * - `stale`: served past freshness while a background refresh runs;
- * - `stale-error`: served past freshness because the CMS failed.
+ * - `stale-error`: served past freshness because the CMS failed;
+ * - `stale-budget`: served past freshness because the CMS budget is spent.
  */
-export type ReadThroughOutcome = 'hit' | 'miss' | 'coalesced' | 'stale' | 'stale-error'
+export type ReadThroughOutcome = 'hit' | 'miss' | 'coalesced' | 'stale' | 'stale-error' | 'stale-budget'
+
+export interface GetOptions {
+  /**
+   * `false` for answers that must never be replayed (`order=random`): the CMS is asked every
+   * time, and concurrent callers still share one request.
+   */
+  readonly store?: boolean
+  /** The client's address, whose share of the CMS budget a miss spends. */
+  readonly client?: string
+}
 
 export interface ReadThrough {
-  /**
-   * @param options.store `false` for answers that must never be replayed (`order=random`): the
-   * CMS is asked every time, and concurrent callers still share one request.
-   */
-  get(key: string, pathAndQuery: string, options?: { store?: boolean }): Promise<{ answer: CachedAnswer; outcome: ReadThroughOutcome }>
+  /** Throws READ_THROUGH_CLIENT_SHARE or READ_THROUGH_OVER_BUDGET when the miss does not fit in the budget and nothing is stored. */
+  get(key: string, pathAndQuery: string, options?: GetOptions): Promise<{ answer: CachedAnswer; outcome: ReadThroughOutcome }>
   /** Refreshes started in the background and not yet settled (tests wait for them). */
   settled(): Promise<void>
   /**
@@ -97,6 +113,11 @@ function errorCode(error: unknown): string | undefined {
   return isProxyError(error) ? error.code : undefined
 }
 
+/** A refusal by the budget: the CMS was not asked, so it says nothing about the CMS's health. */
+export function isOverBudget(error: unknown): boolean {
+  return isProxyError(error, 'READ_THROUGH_CLIENT_SHARE') || isProxyError(error, 'READ_THROUGH_OVER_BUDGET')
+}
+
 /**
  * After the CMS failed a key, how long readers who may be given its stored answer (stale-if-error)
  * get it at once, while one refresh goes on in the background. Without it each of them would wait
@@ -120,8 +141,10 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
 
   function inBackground(key: string, pathAndQuery: string, store: boolean, message: string): void {
     if (flights.has(key)) return
-    const pending = refresh(key, pathAndQuery, store).catch((error: unknown) => {
-      options.logger.warn({ err: error, code: errorCode(error), key }, message)
+    // No client waits on it: it spends the CMS budget, not a client's share.
+    const pending = refresh(key, pathAndQuery, store, undefined).catch((error: unknown) => {
+      if (isOverBudget(error)) options.logger.debug({ code: errorCode(error), key }, 'read-through: refresh put off, the CMS budget is spent')
+      else options.logger.warn({ err: error, code: errorCode(error), key }, message)
     })
     background.add(pending)
     void pending.finally(() => background.delete(pending))
@@ -140,8 +163,31 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
     return undefined
   }
 
-  async function fetchAndStore(key: string, pathAndQuery: string, store: boolean): Promise<CachedAnswer> {
-    const loaded = await options.load(pathAndQuery)
+  /** Asks the CMS, within the budget: a refusal is thrown before anything is sent. */
+  async function loadWithin(pathAndQuery: string, client: string | undefined): Promise<StoredAnswer> {
+    const budget = options.budget
+    if (!budget) return options.load(pathAndQuery)
+    const admission = await budget.admit(client)
+    if (!admission.ok) {
+      const code = admission.reason === 'client_share' ? 'READ_THROUGH_CLIENT_SHARE' : 'READ_THROUGH_OVER_BUDGET'
+      throw createError(code, `read-through refused (${admission.reason})`, {
+        details: { reason: admission.reason, retryAfterMs: admission.retryAfterMs, client },
+      })
+    }
+    const elapsed = options.elapsed ?? (() => performance.now())
+    const started = elapsed()
+    try {
+      const loaded = await options.load(pathAndQuery)
+      admission.release({ rttMs: elapsed() - started, ok: true })
+      return loaded
+    } catch (error) {
+      admission.release({ rttMs: elapsed() - started, ok: false })
+      throw error
+    }
+  }
+
+  async function fetchAndStore(key: string, pathAndQuery: string, store: boolean, client: string | undefined): Promise<CachedAnswer> {
+    const loaded = await loadWithin(pathAndQuery, client)
     const answer: CachedAnswer = { ...loaded, times: entryTimes(loaded.storedAt, loaded.status, options.policy, options.random) }
     if (store && loaded.cacheable) {
       const keep = retentionMs(answer.times, options.now())
@@ -160,24 +206,24 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
     return undefined
   }
 
-  function refresh(key: string, pathAndQuery: string, store: boolean): Promise<CachedAnswer> {
+  function refresh(key: string, pathAndQuery: string, store: boolean, client: string | undefined): Promise<CachedAnswer> {
     const shared = options.sharedFlight
     return flights.run(key, async () => {
       try {
         const answer = await (shared && store
-          ? shared.run(key, () => fetchAndStore(key, pathAndQuery, store), () => lookupFresh(key))
-          : fetchAndStore(key, pathAndQuery, store))
+          ? shared.run(key, () => fetchAndStore(key, pathAndQuery, store, client), () => lookupFresh(key))
+          : fetchAndStore(key, pathAndQuery, store, client))
         failedAt.delete(key)
         return answer
       } catch (error) {
-        noteFailure(key)
+        if (!isOverBudget(error)) noteFailure(key)
         throw error
       }
     })
   }
 
   return {
-    async get(key, pathAndQuery, { store = true } = {}) {
+    async get(key, pathAndQuery, { store = true, client } = {}) {
       const cached = store ? await lookup(key) : undefined
       const state = cached ? freshness(cached.times, options.now()) : 'expired'
       if (cached && state === 'fresh') return { answer: cached, outcome: 'hit' }
@@ -198,9 +244,12 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
         }
       }
       try {
-        const answer = await refresh(key, pathAndQuery, store)
+        const answer = await refresh(key, pathAndQuery, store, client)
         return { answer, outcome: joining ? 'coalesced' : 'miss' }
       } catch (error) {
+        // Over budget, any stored answer beats a refusal: the client asked for this query's answer,
+        // and an old one is what a CDN would serve too (README, "Protecting the CMS").
+        if (cached && isOverBudget(error)) return { answer: cached, outcome: 'stale-budget' }
         // RFC 5861 §4: within stale-if-error, the last good answer beats a failure. The reader
         // sees no error, so this line is where the operator learns why the answer is old
         // (logged once per CMS request, not by every caller that joined it).

@@ -42,6 +42,14 @@ describe('loadConfig', () => {
       upstreamConnections: 16,
       upstreamRetries: 2,
       upstreamMaxBodyBytes: 64 * 1024 * 1024,
+      readThroughRate: 10,
+      readThroughBurst: 20,
+      readThroughConcurrency: 4,
+      readThroughAdaptive: true,
+      readThroughQueueTimeoutMs: 500,
+      readThroughClientRate: 2,
+      readThroughClientBurst: 10,
+      trustProxy: 'none',
       cacheTtlMs: 30_000,
       cacheMaxBytes: 64 * 1024 * 1024,
       cacheNegativeTtlMs: 10_000,
@@ -55,6 +63,13 @@ describe('loadConfig', () => {
       clientStaleWhileRevalidateMs: 60_000,
       clientStaleIfErrorMs: 86_400_000,
     })
+  })
+
+  it('refuses a TRUST_PROXY that is not a list of CIDRs, and a read-through budget of 0, with the others, at once', () => {
+    const error = configError({ TRUST_PROXY: '10.0.0.0/8,lb.internal', READ_THROUGH_RATE: '0', READ_THROUGH_CLIENT_BURST: 'lots' })
+    expect(error.message).toContain('TRUST_PROXY: got "10.0.0.0/8,lb.internal", expected CIDRs')
+    expect(error.message).toContain('READ_THROUGH_RATE: got "0"')
+    expect(error.message).toContain('READ_THROUGH_CLIENT_BURST: got "lots"')
   })
 
   it('refuses bad PURGE_ALLOW entries and short tokens, with the others, at once', () => {

@@ -55,10 +55,11 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS')
   }
 
-  const purgeAllow = env['PURGE_ALLOW']?.trim()
-  if (purgeAllow) {
-    const parsed = parseCidrList(purgeAllow)
-    if (!parsed.ok) problems.push(`PURGE_ALLOW: got ${JSON.stringify(purgeAllow.slice(0, QUOTE_LIMIT))}, ${parsed.reason}`)
+  for (const name of ['PURGE_ALLOW', 'TRUST_PROXY']) {
+    const list = env[name]?.trim()
+    if (!list) continue
+    const parsed = parseCidrList(list)
+    if (!parsed.ok) problems.push(`${name}: got ${JSON.stringify(list.slice(0, QUOTE_LIMIT))}, ${parsed.reason}`)
   }
   const refreshToken = env['REFRESH_TOKEN']?.trim()
   if (refreshToken && refreshToken.length < 16) problems.push('REFRESH_TOKEN: must be at least 16 characters long')

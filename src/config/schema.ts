@@ -37,6 +37,14 @@ export interface Config {
   readonly upstreamConnections: number
   readonly upstreamRetries: number
   readonly upstreamMaxBodyBytes: number
+  readonly readThroughRate: number
+  readonly readThroughBurst: number
+  readonly readThroughConcurrency: number
+  readonly readThroughAdaptive: boolean
+  readonly readThroughQueueTimeoutMs: number
+  readonly readThroughClientRate: number
+  readonly readThroughClientBurst: number
+  readonly trustProxy: string
   readonly cacheTtlMs: number
   readonly cacheMaxBytes: number
   readonly cacheNegativeTtlMs: number
@@ -185,6 +193,38 @@ export const schema = {
     // A body is decoded into one string, and V8 strings stop at about 512 MiB.
     name: 'UPSTREAM_MAX_BODY', kind: 'bytes', default: '64mb', min: 1024, max: 512 * MIB,
     doc: 'Largest CMS response body accepted; larger transfers are cut off.',
+  },
+  readThroughRate: {
+    name: 'READ_THROUGH_RATE', kind: 'int', default: '10', min: 1, max: 100_000,
+    doc: 'CMS requests per second that clients may cause (read-through misses), for all instances together with Redis; the sync and refreshes are not counted. Size it at a fifth of what the CMS answers per second.',
+  },
+  readThroughBurst: {
+    name: 'READ_THROUGH_BURST', kind: 'int', default: '20', min: 1, max: 100_000,
+    doc: 'Read-through requests that may go to the CMS at once after a quiet spell, on top of READ_THROUGH_RATE (token bucket).',
+  },
+  readThroughConcurrency: {
+    name: 'READ_THROUGH_CONCURRENCY', kind: 'int', default: '4', min: 1, max: 256,
+    doc: 'Most read-through requests in flight to the CMS per instance (their own connection pool); with READ_THROUGH_ADAPTIVE, the ceiling of a limit that follows the CMS\'s latency.',
+  },
+  readThroughAdaptive: {
+    name: 'READ_THROUGH_ADAPTIVE', kind: 'bool', default: 'true',
+    doc: 'Lower the read-through concurrency while the CMS answers slower than usual or fails, and raise it back while it keeps up.',
+  },
+  readThroughQueueTimeoutMs: {
+    name: 'READ_THROUGH_QUEUE_TIMEOUT', kind: 'duration', default: '500ms', min: 0, max: 30 * SECOND,
+    doc: 'How long a read-through miss may wait for a place in flight before it is answered 503 (0: at once).',
+  },
+  readThroughClientRate: {
+    name: 'READ_THROUGH_CLIENT_RATE', kind: 'int', default: '2', min: 1, max: 100_000,
+    doc: "One client's share: read-through misses per second it may cause (per instance); past it, 429 with Retry-After.",
+  },
+  readThroughClientBurst: {
+    name: 'READ_THROUGH_CLIENT_BURST', kind: 'int', default: '10', min: 1, max: 100_000,
+    doc: "Read-through misses one client may cause at once after a quiet spell, on top of READ_THROUGH_CLIENT_RATE.",
+  },
+  trustProxy: {
+    name: 'TRUST_PROXY', kind: 'string', default: 'none',
+    doc: 'Load balancers (CIDRs, comma-separated, or `none`) whose `X-Forwarded-For` names the client; from any other socket, the socket\'s address is the client.',
   },
   cacheTtlMs: {
     name: 'CACHE_TTL', kind: 'duration', default: '30s', min: 0,

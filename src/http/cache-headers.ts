@@ -34,6 +34,6 @@ export const cacheStatus = {
   /** Joined a CMS request already in flight for the same key. */
   collapsed: `${CACHE_STATUS_NAME}; fwd=miss; collapsed`,
   /** Served past its freshness; `ttl` is negative by how many seconds (RFC 9211 §2.3). */
-  stale: (secondsPast: number, why: 'revalidating' | 'cms-error') =>
+  stale: (secondsPast: number, why: 'revalidating' | 'cms-error' | 'over-budget') =>
     `${CACHE_STATUS_NAME}; hit; ttl=${-Math.max(0, Math.floor(secondsPast))}; detail=${why}`,
 } as const

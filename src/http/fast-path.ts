@@ -41,6 +41,8 @@ export interface FastPathOptions {
   readonly isUnderPressure: () => boolean
   readonly isClosing: () => boolean
   readonly requestId: (header: string | string[] | undefined) => string
+  /** The client's address, for its share of the CMS budget (read only on a read-through miss). */
+  readonly clientOf?: (req: IncomingMessage) => string | undefined
   /** After each answer: the request line and the metrics event, as Fastify's onResponse would. */
   readonly onAnswered: (answered: FastAnswered) => void
   /** Remembered answers per snapshot; past it, the memory starts over. */
@@ -147,7 +149,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (!route) return false
     let answer: HttpAnswer | Promise<HttpAnswer>
     try {
-      answer = route.view({ rawQuery: q < 0 ? undefined : url.slice(q + 1), accept })
+      const clientOf = options.clientOf
+      answer = route.view({ rawQuery: q < 0 ? undefined : url.slice(q + 1), accept, ...(clientOf ? { client: () => clientOf(req) } : {}) })
     } catch {
       return false
     }

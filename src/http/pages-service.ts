@@ -4,8 +4,8 @@
  * @module
  */
 import { LRUCache } from 'lru-cache'
-import { isProxyError } from '../errors.js'
-import type { CachedAnswer, ReadThrough, ReadThroughOutcome } from '../cache/read-through.js'
+import { isProxyError, type ProxyError } from '../errors.js'
+import { isOverBudget, type CachedAnswer, type ReadThrough, type ReadThroughOutcome } from '../cache/read-through.js'
 import { createSupersededKeys } from '../cache/superseded-keys.js'
 import { planDetail } from '../query/plan-detail.js'
 import { planFind } from '../query/plan-find.js'
@@ -28,6 +28,8 @@ export interface PagesRequest {
   /** The query string after `?`, raw; `undefined` when the URL had no `?`. */
   readonly rawQuery: string | undefined
   readonly accept: string | undefined
+  /** The client's address (TRUST_PROXY applied), read only when a miss spends its share of the CMS budget. */
+  readonly client?: () => string | undefined
 }
 
 export interface PagesServiceOptions {
@@ -162,6 +164,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       case 'coalesced': return cacheStatus.collapsed
       case 'stale': return cacheStatus.stale(past, 'revalidating')
       case 'stale-error': return cacheStatus.stale(past, 'cms-error')
+      case 'stale-budget': return cacheStatus.stale(past, 'over-budget')
       case 'miss': return cacheStatus.miss(stored.cacheable)
     }
   }
@@ -224,13 +227,15 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     return { relative, scope, params, store, key: `${digest}:${relative}`, digest }
   }
 
-  async function readThrough(snapshot: Snapshot, forward: Forward): Promise<HttpAnswer> {
+  async function readThrough(snapshot: Snapshot, forward: Forward, request: PagesRequest): Promise<HttpAnswer> {
+    const client = request.client?.()
     try {
       const dead = forward.store ? forwardedDigests.replace(forward.relative, forward.digest) : undefined
       if (dead !== undefined) options.readThrough.forget(`${dead}:${forward.relative}`)
-      const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store })
+      const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store, ...(client === undefined ? {} : { client }) })
       return toAnswer(answer, outcome, snapshot, forward.scope)
     } catch (error) {
+      if (isOverBudget(error)) return overBudgetAnswer(error as ProxyError, client)
       // `code` at the top level, as on the sync's failure line, so one filter finds both.
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: forward.relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
@@ -238,6 +243,20 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (blamed) return errorAnswer(blamed)
       return proxyFailureAnswer(502, 'the CMS could not answer this query')
     }
+  }
+
+  /**
+   * A miss the budget refused, with nothing stored to serve instead (README, "Protecting the
+   * CMS"): 429 when this client's own share is spent, 503 when the CMS budget is. A reader who
+   * joined another client's refused request was not refused for its own share: a 503 for it.
+   */
+  function overBudgetAnswer(error: ProxyError, client: string | undefined): HttpAnswer {
+    const details = error.details as { reason?: string; retryAfterMs?: number; client?: string } | undefined
+    const seconds = Math.max(1, Math.ceil((details?.retryAfterMs ?? 1000) / 1000))
+    if (error.code === 'READ_THROUGH_CLIENT_SHARE' && details?.client === client) {
+      return proxyFailureAnswer(429, 'too many requests that only the CMS can answer; slow down', seconds)
+    }
+    return proxyFailureAnswer(503, 'the CMS is busy; try again later', seconds)
   }
 
   /** Forwards planned under the current snapshot, by view and request (`forwardOf`). */
@@ -249,13 +268,13 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (!snapshot) return NOT_READY
       const memoKey = forwardKey('list', '', request)
       const planned = forwards.get(snapshot, memoKey)
-      if (planned) return readThrough(snapshot, planned)
+      if (planned) return readThrough(snapshot, planned, request)
       const params = paramsOf(request)
       const plan = planListing(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
         const scope = scopeOfParams(snapshot, (key) => params.get(key))
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params)))
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params)), request)
       }
       const scope = scopeOfSelection(snapshot, plan.query)
       const query = listQueryKey(plan.query)
@@ -278,7 +297,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (!snapshot) return NOT_READY
       const memoKey = forwardKey('detail', pathId, request)
       const planned = forwards.get(snapshot, memoKey)
-      if (planned) return readThrough(snapshot, planned)
+      if (planned) return readThrough(snapshot, planned, request)
       const params = paramsOf(request)
       const plan = planDetail(pathId, params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
@@ -288,7 +307,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
         const id = Number(BigInt(pathId))
         const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)))
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)), request)
       }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
@@ -300,7 +319,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (!snapshot) return NOT_READY
       const memoKey = forwardKey('find', '', request)
       const planned = forwards.get(snapshot, memoKey)
-      if (planned) return readThrough(snapshot, planned)
+      if (planned) return readThrough(snapshot, planned, request)
       const params = paramsOf(request)
       const plan = planFind(params, snapshot, request.accept)
       if (plan.kind === 'error') return errorAnswer(plan.error)
@@ -309,7 +328,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
         // repeats the query in its Location.
         const query = djangoUrlencode(params.lists().filter(([key]) => key !== 'format' || params.get('format') !== 'api'))
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)))
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)), request)
       }
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''

@@ -166,7 +166,7 @@ describe('render', () => {
     const { metrics, events, memory, state } = rig()
     state.snapshot = snapshotAt(1_699_999_990_000)
     events.emit('request', { route: 'list', method: 'GET', status: 200, cache: 'snapshot', durationMs: 0.3 })
-    events.emit('upstream', { kind: 'detail', status: 502, durationMs: 40 })
+    events.emit('upstream', { kind: 'detail', trafficClass: 'sync', status: 502, durationMs: 40 })
     events.emit('sync', { mode: 'full', result: 'changed', durationMs: 1200, detailsFetched: 3, pages: 3 })
     memory.emit('hit', { key: 'k' })
 
@@ -247,10 +247,10 @@ describe('HTTP requests', () => {
 describe('CMS requests', () => {
   it('labels each attempt with its status code, error or timeout, and times it by kind', async () => {
     const { metrics, events } = rig()
-    events.emit('upstream', { kind: 'list', status: 200, durationMs: 25 })
-    events.emit('upstream', { kind: 'list', status: 200, durationMs: 35 })
-    events.emit('upstream', { kind: 'detail', status: 'error', durationMs: 3 })
-    events.emit('upstream', { kind: 'detail', status: 'timeout', durationMs: 10_000 })
+    events.emit('upstream', { kind: 'list', trafficClass: 'sync', status: 200, durationMs: 25 })
+    events.emit('upstream', { kind: 'list', trafficClass: 'sync', status: 200, durationMs: 35 })
+    events.emit('upstream', { kind: 'detail', trafficClass: 'sync', status: 'error', durationMs: 3 })
+    events.emit('upstream', { kind: 'detail', trafficClass: 'sync', status: 'timeout', durationMs: 10_000 })
 
     const families = await scrape(metrics)
     expect(valueOf(families, 'cms_shield_cms_requests_total', { kind: 'list', status: '200' })).toBe(2)

@@ -30,12 +30,21 @@ import { errorCatalogue } from '../errors.js'
 import type { StoreEvents } from '../cache/stores/store-events.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { createRequestTally } from './request-tally.js'
-import type { CacheOutcome, RouteName, ShieldEvents, UpstreamKind } from './shield-events.js'
+import type { CacheOutcome, RouteName, ShieldEvents, TrafficClass, UpstreamKind } from './shield-events.js'
 import { TalliedCounter, TalliedHistogram } from './tallied-metrics.js'
 
 export const METRIC_PREFIX = 'cms_shield_'
 
 export type TierName = 'memory' | 'redis'
+
+/** What the read-through budget reports at each scrape. */
+export interface BudgetState {
+  readonly scope: 'cluster' | 'local'
+  readonly tokens: number
+  readonly concurrencyLimit: number
+  readonly inFlight: number
+  readonly queued: number
+}
 export type Role = 'leader' | 'follower' | 'standalone'
 
 export interface MetricsTier {
@@ -57,6 +66,8 @@ export interface MetricsSources {
   readonly role?: () => Role
   /** Milliseconds since the epoch (the app's injected clock). */
   readonly now: () => number
+  /** The read-through budget's state now (README, "Protecting the CMS"). */
+  readonly budget?: () => BudgetState
 }
 
 export interface Metrics {
@@ -77,7 +88,7 @@ export const SYNC_DURATION_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1
 /** Route labels; the last one also stands for any route not listed. */
 const ROUTES: readonly RouteName[] = ['list', 'detail', 'find', 'purge', 'refresh', 'healthz', 'readyz', 'metrics', 'other']
 /** Cache outcome labels; the last one also stands for any outcome not listed. */
-const CACHE_OUTCOMES: readonly CacheOutcome[] = ['snapshot', 'hit', 'miss', 'coalesced', 'stale', 'stale-error', 'none']
+const CACHE_OUTCOMES: readonly CacheOutcome[] = ['snapshot', 'hit', 'miss', 'coalesced', 'stale', 'stale-error', 'stale-budget', 'none']
 const UPSTREAM_KINDS: ReadonlySet<UpstreamKind> = new Set<UpstreamKind>(['list', 'detail', 'find', 'other'])
 /** Methods worth a series of their own; anything else a client invents is `other`. */
 const METHODS: readonly string[] = ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE', 'PURGE']
@@ -89,7 +100,9 @@ const SNAPSHOT_SOURCES = ['sync', 'storage', 'peer'] as const
 /** Bounded label values: every catalogue code a sync can fail with, and `SYNC_FAILED` for the rest. */
 const SYNC_FAILURE_CODES: ReadonlySet<string> = new Set([...Object.keys(errorCatalogue), 'SYNC_FAILED'])
 
-const STALE_REASONS = { stale: 'revalidating', 'stale-error': 'cms-error' } as const
+const STALE_REASONS = { stale: 'revalidating', 'stale-error': 'cms-error', 'stale-budget': 'over-budget' } as const
+const TRAFFIC_CLASSES: readonly TrafficClass[] = ['sync', 'refresh', 'read_through']
+const BUDGET_REFUSALS = ['client_share', 'cms_budget', 'queue_full', 'queue_timeout'] as const
 const MISS_REASONS = ['absent', 'expired', 'error'] as const
 const EVICT_REASONS = ['size', 'expired'] as const
 const STORE_OPERATIONS = ['get', 'set', 'delete'] as const
@@ -163,8 +176,8 @@ export function createMetrics(sources: MetricsSources): Metrics {
   // CMS
   const cmsRequests = new Counter({
     name: name('cms_requests_total'),
-    help: 'Requests made to the CMS (each retry counts), by kind and status code, or error / timeout.',
-    labelNames: ['kind', 'status'] as const,
+    help: 'Requests made to the CMS (each retry counts), by class (sync, refresh, read_through), kind and status code, or error / timeout.',
+    labelNames: ['class', 'kind', 'status'] as const,
     registers,
   })
   const cmsDuration = new Histogram({
@@ -174,6 +187,28 @@ export function createMetrics(sources: MetricsSources): Metrics {
     buckets: [...CMS_DURATION_BUCKETS],
     registers,
   })
+
+  const budgetRefusals = new Counter({
+    name: name('read_through_rejections_total'),
+    help: 'Read-through misses the budget refused, by reason: client_share (429), cms_budget, queue_full, queue_timeout (503); a stored answer may have been served instead.',
+    labelNames: ['reason'] as const,
+    registers,
+  })
+  const budgetFallbacks = new Counter({
+    name: name('read_through_budget_fallbacks_total'),
+    help: 'Times the CMS budget fell back from the cluster\'s (Redis) to this instance\'s own, because Redis could not be reached.',
+    registers,
+  })
+  const { budget } = sources
+  if (budget) {
+    const budgetGauge = (suffix: string, help: string, read: (state: BudgetState) => number) =>
+      new ScrapedGauge({ name: name(suffix), help, registers }, () => [[{}, read(budget())]])
+    budgetGauge('read_through_concurrency_limit', 'Read-through requests allowed in flight now (follows the CMS\'s latency when adaptive).', (s) => s.concurrencyLimit)
+    budgetGauge('read_through_in_flight', 'Read-through requests in flight to the CMS now.', (s) => s.inFlight)
+    budgetGauge('read_through_queued', 'Read-through misses waiting for a place in flight now.', (s) => s.queued)
+    budgetGauge('read_through_budget_tokens', 'Tokens left in the CMS budget at its last use (the cluster\'s with Redis).', (s) => s.tokens)
+    budgetGauge('read_through_budget_shared', 'Whether the CMS budget is the cluster\'s in Redis (1) or this instance\'s own (0).', (s) => (s.scope === 'cluster' ? 1 : 0))
+  }
 
   // Sync
   const syncRuns = new Counter({
@@ -355,6 +390,8 @@ export function createMetrics(sources: MetricsSources): Metrics {
   syncPagesChanged.inc(0)
   for (const source of SNAPSHOT_SOURCES) snapshotSwaps.inc({ source }, 0)
   for (const reason of Object.values(STALE_REASONS)) staleResponses.inc({ reason }, 0)
+  for (const reason of BUDGET_REFUSALS) budgetRefusals.inc({ reason }, 0)
+  budgetFallbacks.inc(0)
   for (const result of PURGE_RESULTS) for (const target of PURGE_TARGETS) purgeRequests.inc({ result, target }, 0)
   for (const result of WEBHOOK_RESULTS) webhookRequests.inc({ result }, 0)
   if (role) for (const each of ROLES) roleChanges.inc({ role: each }, 0)
@@ -366,11 +403,16 @@ export function createMetrics(sources: MetricsSources): Metrics {
     // The hottest event: counted with plain numbers, read by prom-client only when scraped.
     events.on('request', ({ route, method, status, cache, durationMs }) => {
       requestTally.record(route, method, status, cache, durationMs / 1000)
-      if (cache === 'stale' || cache === 'stale-error') staleResponses.inc({ reason: STALE_REASONS[cache] })
+      if (cache === 'stale' || cache === 'stale-error' || cache === 'stale-budget') staleResponses.inc({ reason: STALE_REASONS[cache] })
     }),
-    events.on('upstream', ({ kind, status, durationMs }) => {
+    events.on('budget', ({ reason }) => budgetRefusals.inc({ reason })),
+    events.on('budgetScope', ({ scope }) => {
+      if (scope === 'local') budgetFallbacks.inc()
+    }),
+    events.on('upstream', ({ kind, trafficClass, status, durationMs }) => {
       const kindLabel = oneOf(kind, UPSTREAM_KINDS, 'other')
-      cmsRequests.inc({ kind: kindLabel, status: status === 'timeout' ? 'timeout' : statusLabel(status, 'error') })
+      const classLabel = TRAFFIC_CLASSES.includes(trafficClass) ? trafficClass : 'read_through'
+      cmsRequests.inc({ class: classLabel, kind: kindLabel, status: status === 'timeout' ? 'timeout' : statusLabel(status, 'error') })
       observe(cmsDuration, { kind: kindLabel }, durationMs)
     }),
     events.on('sync', ({ mode, result, durationMs, detailsFetched, code }) => {

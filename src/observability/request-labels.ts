@@ -34,6 +34,7 @@ export function cacheOutcomeOf(cacheStatus: unknown): CacheOutcome {
   if (cacheStatus.includes('detail=snapshot')) return 'snapshot'
   if (cacheStatus.includes('detail=revalidating')) return 'stale'
   if (cacheStatus.includes('detail=cms-error')) return 'stale-error'
+  if (cacheStatus.includes('detail=over-budget')) return 'stale-budget'
   if (cacheStatus.includes('collapsed')) return 'coalesced'
   if (cacheStatus.includes('fwd=miss')) return 'miss'
   if (cacheStatus.includes('; hit')) return 'hit'

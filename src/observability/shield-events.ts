@@ -7,11 +7,17 @@
 import { createEventHub, type EventHub } from './event-hub.js'
 
 /** Where an answer came from: the snapshot, the read-through cache (by outcome), or nowhere (errors, health). */
-export type CacheOutcome = 'snapshot' | 'hit' | 'miss' | 'coalesced' | 'stale' | 'stale-error' | 'none'
+export type CacheOutcome = 'snapshot' | 'hit' | 'miss' | 'coalesced' | 'stale' | 'stale-error' | 'stale-budget' | 'none'
 
 export type RouteName = 'list' | 'detail' | 'find' | 'purge' | 'refresh' | 'healthz' | 'readyz' | 'metrics' | 'other'
 
 export type UpstreamKind = 'list' | 'detail' | 'find' | 'other'
+
+/**
+ * Who caused a CMS request: the scheduled `sync`, a `refresh` asked for by PURGE or the webhook,
+ * or a client's query the snapshot cannot answer (`read_through`, the only class under a budget).
+ */
+export type TrafficClass = 'sync' | 'refresh' | 'read_through'
 
 export interface ShieldEventMap {
   /** One per HTTP request, when its response has been sent. */
@@ -25,6 +31,7 @@ export interface ShieldEventMap {
   /** One per attempt at a CMS request (retries count separately). */
   readonly upstream: {
     readonly kind: UpstreamKind
+    readonly trafficClass: TrafficClass
     /** The HTTP status, or `error` (network, reset, oversize) or `timeout`. */
     readonly status: number | 'error' | 'timeout'
     readonly durationMs: number
@@ -49,6 +56,10 @@ export interface ShieldEventMap {
   }
   readonly purge: { readonly result: 'accepted' | 'refused'; readonly target: 'page' | 'listing' | 'unknown' }
   readonly webhook: { readonly result: 'accepted' | 'unauthorized' | 'bad-request' }
+  /** A read-through miss the budget refused (it may still have been served a stored answer). */
+  readonly budget: { readonly reason: 'client_share' | 'cms_budget' | 'queue_full' | 'queue_timeout' }
+  /** The CMS budget moved between the cluster's (Redis) and this instance's own. */
+  readonly budgetScope: { readonly scope: 'cluster' | 'local' }
   /** With Redis: this instance's part in syncing changed. */
   readonly role: { readonly role: 'leader' | 'follower' | 'standalone' }
 }

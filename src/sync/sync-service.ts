@@ -152,6 +152,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   let stopped = true
   /** What refresh requests asked for since the last sync; `listing`: one asked for a listing pass. */
   const pending = { ids: new Set<number>(), all: false, any: false, listing: false }
+  // What the running sync's CMS requests count as: a PURGE or webhook's refresh, or the schedule's.
+  let trafficClass: 'sync' | 'refresh' = 'sync'
+  const get: UpstreamGet = (pathAndQuery, signal) => options.get(pathAndQuery, signal, trafficClass)
   const status = {
     lastAttemptAt: undefined as number | undefined,
     lastSuccessAt: undefined as number | undefined,
@@ -164,7 +167,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   async function learnDialect(rootId: number, limitMax: number | null, signal: AbortSignal): Promise<Dialect> {
     if (dialect && dialect.limitMax === limitMax) return dialect
     if (dialect) return { ...dialect, limitMax }
-    return { limitMax, ...(await probeDialect(options.get, options.pagesPath, rootId, signal)) }
+    return { limitMax, ...(await probeDialect(get, options.pagesPath, rootId, signal)) }
   }
 
   /** The wait a failing CMS asked for with its `Retry-After` (see `badStatusError`), in ms. */
@@ -195,6 +198,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const full = requestedFull || pending.all || !current || fullDue
     // Only PURGEs of known pages asked: they may be refreshed without a listing pass.
     const inPlace = pending.any && !pending.listing
+    trafficClass = pending.any ? 'refresh' : 'sync'
     const requestedListing = pending.listing
     pending.ids.clear()
     pending.all = false
@@ -205,10 +209,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     try {
       // A full sync asks for the page size again (an operator may change WAGTAILAPI_LIMIT_MAX);
       // an incremental one reuses it, and learns it again only if the CMS refuses it.
-      let limitMax = mode === 'full' || dialect === undefined ? await probeLimitMax(options.get, options.pagesPath, signal) : dialect.limitMax
-      withFields ??= await probeListingFields(options.get, options.pagesPath, signal)
+      let limitMax = mode === 'full' || dialect === undefined ? await probeLimitMax(get, options.pagesPath, signal) : dialect.limitMax
+      withFields ??= await probeListingFields(get, options.pagesPath, signal)
       const read = async (asFull: boolean) => syncTree({
-        get: options.get,
+        get,
         pagesPath: options.pagesPath,
         rewriteUrl: options.rewriteUrl,
         pageSize: limitMax,
@@ -228,7 +232,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         tree = await read(mode === 'full')
       } catch (error) {
         if (mode === 'full' || !isPageSizeRefusal(error)) throw error
-        limitMax = await probeLimitMax(options.get, options.pagesPath, signal)
+        limitMax = await probeLimitMax(get, options.pagesPath, signal)
         tree = await read(false)
       }
       dialect = await learnDialect(tree.pages[0]?.id ?? 0, limitMax, signal)

@@ -30,7 +30,11 @@ export function badStatusError(answer: UpstreamAnswer, message: string): ProxyEr
   })
 }
 
-export type UpstreamGet = (pathAndQuery: string, signal?: AbortSignal) => Promise<UpstreamAnswer>
+/**
+ * @param trafficClass `refresh` while a PURGE or webhook is being served, `sync` otherwise (for
+ * metrics: `cms_requests_total{class}`); both share the sync's connection pool.
+ */
+export type UpstreamGet = (pathAndQuery: string, signal?: AbortSignal, trafficClass?: 'sync' | 'refresh') => Promise<UpstreamAnswer>
 
 export function isJson(answer: UpstreamAnswer): boolean {
   const type = answer.contentType.split(';')[0]!.trim().toLowerCase()

@@ -13,6 +13,7 @@ import { Pool, type Dispatcher } from 'undici'
 import { createError, isProxyError } from '../errors.js'
 import { backoffDelay, isRetryableError, statusRetryDelay } from './retry-policy.js'
 import type { LogSink } from '../observability/log-sink.js'
+import type { TrafficClass } from '../observability/shield-events.js'
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>
 
@@ -31,6 +32,8 @@ export interface GetOptions {
   signal?: AbortSignal
   /** Defaults to `application/json`. */
   accept?: string
+  /** Who caused the request, for the attempt report; defaults to the client's `trafficClass`. */
+  trafficClass?: TrafficClass
 }
 
 export type HttpLogger = Pick<LogSink, 'debug' | 'warn'>
@@ -52,6 +55,8 @@ export interface HttpClientOptions {
   /** Clock for HTTP-date `Retry-After` values. */
   now?: () => number
   userAgent?: string
+  /** What this client's requests are, unless a request says otherwise (each class has its own client and Pool). */
+  trafficClass?: TrafficClass
   /** Called after every attempt (retries count separately), for metrics: the path, and the status or why there is none. */
   onAttempt?: (attempt: AttemptReport) => void
 }
@@ -59,6 +64,7 @@ export interface HttpClientOptions {
 export interface AttemptReport {
   /** The request path (prefix included) and query. */
   readonly path: string
+  readonly trafficClass: TrafficClass
   readonly status: number | 'error' | 'timeout'
   readonly durationMs: number
 }
@@ -113,16 +119,16 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   })
   let closing: Promise<void> | undefined
 
-  async function attemptOnce(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
+  async function attemptOnce(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined, trafficClass: TrafficClass): Promise<Attempt> {
     if (!options.onAttempt) return attemptUnreported(path, accept, signal, retryIndex)
     const started = performance.now()
     const report = options.onAttempt
     try {
       const outcome = await attemptUnreported(path, accept, signal, retryIndex)
-      report({ path, status: outcome.kind === 'response' ? outcome.response.status : outcome.status, durationMs: performance.now() - started })
+      report({ path, trafficClass, status: outcome.kind === 'response' ? outcome.response.status : outcome.status, durationMs: performance.now() - started })
       return outcome
     } catch (error) {
-      if (!isAborted(signal)) report({ path, status: isProxyError(error, 'UPSTREAM_TIMEOUT') ? 'timeout' : 'error', durationMs: performance.now() - started })
+      if (!isAborted(signal)) report({ path, trafficClass, status: isProxyError(error, 'UPSTREAM_TIMEOUT') ? 'timeout' : 'error', durationMs: performance.now() - started })
       throw error
     }
   }
@@ -172,14 +178,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   async function get(pathAndQuery: string, getOptions: GetOptions = {}): Promise<UpstreamResponse> {
     if (!pathAndQuery.startsWith('/')) throw new TypeError(`upstream path must start with "/", got ${JSON.stringify(pathAndQuery)}`)
     const path = prefix + pathAndQuery
-    const { signal, accept = 'application/json' } = getOptions
+    const { signal, accept = 'application/json', trafficClass = options.trafficClass ?? 'sync' } = getOptions
     for (let attempt = 0; ; attempt++) {
       if (isAborted(signal)) throw signal?.reason
       const retryIndex = attempt < retries ? attempt : undefined
       let delayMs: number
       let reason: unknown
       try {
-        const outcome = await attemptOnce(path, accept, signal, retryIndex)
+        const outcome = await attemptOnce(path, accept, signal, retryIndex, trafficClass)
         if (outcome.kind === 'response') return outcome.response
         delayMs = outcome.delayMs
         reason = outcome.status

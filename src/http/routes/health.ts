@@ -21,13 +21,15 @@ export interface HealthOptions {
   readonly role?: () => string
   /** On a follower: when the syncing instance's last good sync confirmed the tree served (ms since the epoch). */
   readonly confirmedAt?: () => number | undefined
+  /** The read-through budget's state: where it is kept and how much of it is in use. */
+  readonly budget?: () => { readonly scope: string; readonly tokens: number; readonly concurrencyLimit: number; readonly inFlight: number; readonly queued: number }
 }
 
 function describeCode(code: string): string {
   return Object.hasOwn(errorCatalogue, code) ? errorCatalogue[code as keyof typeof errorCatalogue].doc : 'the sync failed'
 }
 
-export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, role, confirmedAt }: HealthOptions): void {
+export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, role, confirmedAt, budget }: HealthOptions): void {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
@@ -64,6 +66,8 @@ export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, r
       // A down Redis degrades to this process's own tier: visible here, but still ready.
       redis: redis === undefined ? 'off' : redis.up() ? 'up' : 'down',
       redisErrors: redis?.errors() ?? 0,
+      // Client-caused CMS requests: `cluster` budget in Redis, or `local` (no Redis, or Redis down).
+      readThrough: budget === undefined ? null : budget(),
     }
     return reply.code(snapshot ? 200 : 503).header('cache-control', 'no-store').send(body)
   })

@@ -3,6 +3,7 @@
  * 405s answer exactly as DRF does (spec §4, §6.3, §6.4); the work is in `pages-service.ts`.
  * @module
  */
+import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { negotiate } from '../../query/negotiate.js'
 import { parseQueryParams } from '../../query/query-params.js'
@@ -63,13 +64,17 @@ export function conditionalAnswer(answer: HttpAnswer, ifNoneMatch: string | unde
 }
 
 /** GET and HEAD run the view (Node drops a HEAD body, keeping Content-Length); OPTIONS and others are DRF's. */
-async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View): Promise<FastifyReply> {
+type ClientOf = (req: IncomingMessage) => string | undefined
+
+async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View, clientOf: ClientOf | undefined): Promise<FastifyReply> {
   const { rawQuery } = split(request)
   const accept = request.headers.accept
   switch (request.method) {
     case 'GET':
-    case 'HEAD':
-      return sendAnswer(reply, conditionalAnswer(await view({ rawQuery, accept }), request.headers['if-none-match']))
+    case 'HEAD': {
+      const client = clientOf ? { client: () => clientOf(request.raw) } : {}
+      return sendAnswer(reply, conditionalAnswer(await view({ rawQuery, accept, ...client }), request.headers['if-none-match']))
+    }
     case 'OPTIONS': {
       // DRF negotiates before answering OPTIONS too.
       const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept)
@@ -80,9 +85,10 @@ async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View
   }
 }
 
-export function registerPagesRoutes(app: FastifyInstance, pages: PagesService): void {
-  app.all(PAGES_PATH, (request, reply) => dispatch(request, reply, pages.list))
-  app.all(`${PAGES_PATH}find/`, (request, reply) => dispatch(request, reply, pages.find))
+/** @param clientOf the client's address, for its share of the CMS budget (README, "Protecting the CMS"). */
+export function registerPagesRoutes(app: FastifyInstance, pages: PagesService, clientOf?: ClientOf): void {
+  app.all(PAGES_PATH, (request, reply) => dispatch(request, reply, pages.list, clientOf))
+  app.all(`${PAGES_PATH}find/`, (request, reply) => dispatch(request, reply, pages.find, clientOf))
   app.all(PAGES_PATH.slice(0, -1), (request, reply) => {
     const { path, rawQuery } = split(request)
     return sendAnswer(reply, appendSlashAnswer(path, rawQuery))
@@ -93,8 +99,8 @@ export function registerPagesRoutes(app: FastifyInstance, pages: PagesService): 
     const { path, rawQuery } = split(request)
     const rest = decodePath(path.slice(PAGES_PATH.length)) ?? ''
     const detail = /^([0-9]+)\/$/.exec(rest)
-    if (detail) return dispatch(request, reply, (req) => pages.detail(detail[1]!, req))
-    if (rest === 'find/') return dispatch(request, reply, pages.find)
+    if (detail) return dispatch(request, reply, (req) => pages.detail(detail[1]!, req), clientOf)
+    if (rest === 'find/') return dispatch(request, reply, pages.find, clientOf)
     if (/^(?:[0-9]+|find)$/.test(rest)) return sendAnswer(reply, appendSlashAnswer(path, rawQuery))
     return sendAnswer(reply, NOT_FOUND_ANSWER)
   })

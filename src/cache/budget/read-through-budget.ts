@@ -1,0 +1,91 @@
+/**
+ * The budget every client-caused CMS request (a read-through miss) must fit in, checked in this
+ * order, each step refusing at once or after a bounded wait:
+ *
+ * 1. the client's own share (a token bucket per client address, in this process): one client
+ *    sending distinct misses spends its own share, not everyone's — refused with 429;
+ * 2. a place among the requests in flight (`adaptive-limit.ts`), waited for at most
+ *    READ_THROUGH_QUEUE_TIMEOUT — refused with 503;
+ * 3. the CMS budget (`shared-bucket.ts`, one for the cluster with Redis) — refused with 503.
+ *
+ * A refusal at a later step gives back what the earlier ones took, so a client is never charged
+ * for a request the CMS did not get. The sync and refreshes never come here: they have their own
+ * connection pool and no budget but their intervals.
+ * @module
+ */
+import type { Slot, ConcurrencyGate } from './adaptive-limit.js'
+import type { SharedBucket, BucketScope } from './shared-bucket.js'
+import type { LocalBuckets } from './token-bucket.js'
+
+export type RefusalReason = 'client_share' | 'cms_budget' | 'queue_full' | 'queue_timeout'
+
+export type Admission =
+  | { readonly ok: true; release(outcome: { rttMs: number; ok: boolean }): void }
+  | { readonly ok: false; readonly reason: RefusalReason; readonly retryAfterMs: number }
+
+export interface BudgetState {
+  /** Where the CMS budget is kept: `cluster` (Redis) or `local` (this instance alone). */
+  readonly scope: BucketScope
+  readonly tokens: number
+  readonly concurrencyLimit: number
+  readonly inFlight: number
+  readonly queued: number
+  /** Clients with a share being tracked. */
+  readonly clients: number
+}
+
+export interface ReadThroughBudget {
+  /** @param client the client's address; `undefined` for requests no client waits on (background refreshes). */
+  admit(client: string | undefined): Promise<Admission>
+  state(): BudgetState
+}
+
+export interface ReadThroughBudgetOptions {
+  readonly clients: LocalBuckets
+  readonly gate: ConcurrencyGate
+  readonly cms: SharedBucket
+  /** Retry-After for a request refused a place in flight: the CMS's usual answer time, rounded up. */
+  readonly busyRetryAfterMs: number
+  /** Told of every refusal (metrics, the rate-limited log line). */
+  readonly onRefused?: (reason: RefusalReason, client: string | undefined) => void
+}
+
+export function createReadThroughBudget(options: ReadThroughBudgetOptions): ReadThroughBudget {
+  const { clients, gate, cms } = options
+  const refuse = (reason: RefusalReason, retryAfterMs: number, client: string | undefined): Admission => {
+    options.onRefused?.(reason, client)
+    return { ok: false, reason, retryAfterMs }
+  }
+
+  return {
+    async admit(client) {
+      if (client !== undefined) {
+        const share = clients.take(client)
+        if (!share.ok) return refuse('client_share', share.retryAfterMs, client)
+      }
+      const place = await gate.acquire()
+      if (!place.ok) {
+        if (client !== undefined) clients.giveBack(client)
+        return refuse(place.reason, options.busyRetryAfterMs, client)
+      }
+      const slot: Slot = place.slot
+      const token = await cms.take()
+      if (!token.ok) {
+        slot.cancel()
+        if (client !== undefined) clients.giveBack(client)
+        return refuse('cms_budget', token.retryAfterMs, client)
+      }
+      return { ok: true, release: (outcome) => slot.release(outcome) }
+    },
+    state() {
+      return {
+        scope: cms.scope,
+        tokens: Math.floor(cms.tokens * 100) / 100,
+        concurrencyLimit: gate.limit,
+        inFlight: gate.inFlight,
+        queued: gate.queued,
+        clients: clients.size,
+      }
+    },
+  }
+}
