@@ -279,11 +279,19 @@ describe('loading under a configuration', () => {
     })
   })
 
-  it('refuses a snapshot whose detail_urls point at another BASE_URL', () => {
-    expect(loadSnapshot(buf, { ...ORIGIN, baseUrl: 'https://api2.example.com' })).toEqual({
-      ok: false,
-      reason: "snapshot's detail_urls point at BASE_URL https://api.example.com, not https://api2.example.com",
-    })
+  it("points a snapshot made for another BASE_URL at this one: detail_urls moved, nothing else, the stored fingerprint kept", () => {
+    const loaded = loadSnapshot(buf, { ...ORIGIN, baseUrl: 'https://api2.example.com/prefix' })
+    if (!loaded.ok) throw new Error(loaded.reason)
+    expect(loaded.snapshot.fingerprint).toBe(original.fingerprint)
+    expect(loaded.snapshot.pages).toHaveLength(original.pages.length)
+    for (const [index, page] of loaded.snapshot.pages.entries()) {
+      const before = original.pages[index]!
+      const moved = (text: string) => text.replaceAll('"https://api.example.com/api/v1/cms/pages/', '"https://api2.example.com/prefix/api/v1/cms/pages/')
+      expect(page.detail.toString('utf8')).toBe(moved(before.detail.toString('utf8')))
+      expect(page.listItem).toBe(moved(before.listItem))
+      expect(page.detail.toString('utf8')).not.toContain('https://api.example.com/')
+      expect(page.digest).toBe(before.digest)
+    }
   })
 
   it('treats a trailing slash as the same URL', () => {

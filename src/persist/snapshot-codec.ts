@@ -24,7 +24,8 @@
  * Decoding never throws: anything malformed, truncated, of another format version or failing its
  * checksum is refused with a reason. A snapshot does not know where its bodies came from, so the
  * metadata carries the UPSTREAM_URL it was synced from and the BASE_URL its `detail_url`s were
- * rewritten to; {@link loadSnapshot} refuses one made for another configuration.
+ * rewritten to; {@link loadSnapshot} refuses one synced from another CMS, and points one made for
+ * another BASE_URL at this instance's.
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -36,6 +37,7 @@ import {
 } from 'node:zlib'
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
+import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
 
 /**
  * The format this build writes and the only one it reads. 2: the fingerprint hashes per-block
@@ -390,20 +392,21 @@ export function encodeSnapshotOfAsync(snapshot: Snapshot, origin: SnapshotOrigin
   return encodeInSlices(metadataOf(snapshot, origin), snapshot.pages.length, (index) => syncedPageOf(snapshot.pages[index]!), options)
 }
 
-/** Why a decoded snapshot must not be served under this configuration, or `undefined` when it may. */
+/**
+ * Why a decoded snapshot must not be served under this configuration, or `undefined` when it may.
+ * Another BASE_URL is no reason: {@link rebaseDecoded} points its `detail_url`s at this one.
+ */
 export function originMismatch(decoded: SnapshotMetadata, expected: SnapshotOrigin): string | undefined {
-  if (!sameUrl(decoded.upstreamUrl, expected.upstreamUrl)) {
+  if (!sameBaseUrl(decoded.upstreamUrl, expected.upstreamUrl)) {
     return `snapshot was synced from UPSTREAM_URL ${decoded.upstreamUrl}, not ${expected.upstreamUrl}`
-  }
-  if (!sameUrl(decoded.baseUrl, expected.baseUrl)) {
-    return `snapshot's detail_urls point at BASE_URL ${decoded.baseUrl}, not ${expected.baseUrl}`
   }
   return undefined
 }
 
-/** The config already strips trailing slashes; doing it here too keeps `https://x/` equal to `https://x`. */
-function sameUrl(a: string, b: string): boolean {
-  return a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
+/** The decoded snapshot with its bodies' `detail_url`s on `baseUrl` (itself when they already are). */
+export function rebaseDecoded(decoded: DecodedSnapshot, baseUrl: string): DecodedSnapshot {
+  if (sameBaseUrl(decoded.baseUrl, baseUrl)) return decoded
+  return { ...decoded, baseUrl, pages: rebasePages(decoded.pages, decoded.baseUrl, baseUrl) }
 }
 
 /** Rebuilds the snapshot with {@link buildSnapshot}; refused unless its fingerprint is the stored one. */
@@ -438,5 +441,5 @@ export function loadSnapshot(buf: Buffer, expected: SnapshotOrigin): LoadResult 
   if (!result.ok) return result
   const mismatch = originMismatch(result.decoded, expected)
   if (mismatch !== undefined) return { ok: false, reason: mismatch }
-  return rebuildFromDecoded(result.decoded)
+  return rebuildFromDecoded(rebaseDecoded(result.decoded, expected.baseUrl))
 }

@@ -10,7 +10,7 @@
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LogSink } from '../observability/log-sink.js'
 import {
-  encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, rebuildFromDecoded, tryDecodeSnapshot,
+  encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, rebaseDecoded, rebuildFromDecoded, tryDecodeSnapshot,
   type EncodeOptions, type SnapshotOrigin, type StoredMetadata,
 } from './snapshot-codec.js'
 
@@ -186,7 +186,7 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       candidates.sort((a, b) => b.metadata.syncedAt - a.metadata.syncedAt || b.metadata.version - a.metadata.version)
       for (const [index, candidate] of candidates.entries()) {
         const decoded = tryDecodeSnapshot(candidate.buf)
-        const loaded = decoded.ok ? rebuildFromDecoded(decoded.decoded) : decoded
+        const loaded = decoded.ok ? rebuildFromDecoded(rebaseDecoded(decoded.decoded, origin.baseUrl)) : decoded
         if (!loaded.ok) {
           logger.warn({ target: candidate.source, reason: loaded.reason }, `snapshot: skipped, ${loaded.reason}`)
           continue
