@@ -22,7 +22,6 @@ export function planFind(params: QueryParams, snapshot: Snapshot, accept?: strin
   if (refused) return { kind: 'error', error: refused }
   const rawId = params.get('id')
   const htmlPath = params.get('html_path')
-  const pathKnownAbsent = htmlPath !== undefined && known.hasFindPath(findPathKey(htmlPath, params.get('type'), params.get('site')))
   // Set once `type` and `site` are decided here.
   let types: ReadonlySet<string> | null = null
   const visible = (id: number | undefined): id is number => {
@@ -36,7 +35,7 @@ export function planFind(params: QueryParams, snapshot: Snapshot, accept?: strin
     // (500). Answer what a non-numeric id gets here below, "not found". With html_path, the CMS
     // may still route it (302) before it reaches the id, so it is asked.
     if (!params.has('html_path') && rawId !== undefined && !pythonInt(rawId).ok) return { kind: 'error', error: wagtailErrors.findNotFound }
-    if (pathKnownAbsent) {
+    if (htmlPath !== undefined && known.hasFindPath(findPathKey(htmlPath, params.get('type'), params.get('site')))) {
       // The CMS found no page for this path in this queryset: either the path does not route
       // (404, the id is never read) or its page is outside the queryset (then the id decides).
       // Only an id no page of the queryset has gives "not found" either way; a non-numeric one
