@@ -179,6 +179,9 @@ describe('planDetail: what Wagtail reads only once it has the page (get_object_o
     // Values the database itself may fail on.
     ['999', 'alias_of=99999999999999999999'],
     ['999', 'first_published_at=9999-12-31T23:00:00-05:00'],
+    ['999', 'first_published_at=0001-01-01T00:00:00%2B05:00'],
+    ['999', 'first_published_at=%D9%A9%D9%A9%D9%A9%D9%A9-12-31'],
+    ['999', 'first_published_at=20240506'],
   ])('reads /pages/%s/?%s through', (id, query) => {
     expect(planDetail(id, parseQueryParams(query), snapshot).kind).toBe('forward')
   })

@@ -35,7 +35,8 @@ function orderAlwaysAccepted(params: QueryParams): boolean {
  * Whether the database takes the values of the filters the CMS applies (`first_published_at`,
  * `alias_of`, both already validated in FieldsFilter's place) whatever the page: a foreign key
  * beyond a 64-bit integer or a datetime at the very edge of the calendar (a time zone shift
- * overflows it) may fail in the query itself, so those stay with the CMS.
+ * overflows it) may fail in the query itself, so those stay with the CMS, as do dates written
+ * with anything but printable ASCII.
  */
 function databaseTakesFilterValues(params: QueryParams): boolean {
   const aliasOf = params.get('alias_of')
@@ -44,7 +45,11 @@ function databaseTakesFilterValues(params: QueryParams): boolean {
     if (!parsed.ok || parsed.value > DATABASE_INT_MAX || parsed.value < -DATABASE_INT_MAX - 1n) return false
   }
   const published = params.get('first_published_at')
-  if (published !== undefined && (djangoDateTime(published).kind !== 'valid' || /^\s*(0001|9999)-/.test(published))) return false
+  if (published !== undefined) {
+    if (djangoDateTime(published).kind !== 'valid') return false
+    // Years 1 and 9999 (ASCII digits only, so the year is where it seems).
+    if (/[^\x20-\x7e]/.test(published) || /^\s*(0001|9999)-/.test(published)) return false
+  }
   return true
 }
 
