@@ -17,6 +17,8 @@ import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } f
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
 import { responseKeys, tagHeaders } from '../tree/surrogate-keys.js'
 import { createSnapshotMemo } from '../tree/snapshot-memo.js'
+import { absentLesson } from '../query/absent-lessons.js'
+import { createKnownAbsentPerSnapshot } from '../query/known-absent.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
 import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
@@ -75,6 +77,9 @@ const NOT_READY = proxyFailureAnswer(503, 'cms-shield has not loaded the page tr
 /** Forwarded requests whose plans are kept per snapshot; past it the memory starts over. */
 const MAX_PLANNED_FORWARDS = 10_000
 
+/** Type names and find paths remembered as absent per snapshot, each; past it the oldest go. */
+const MAX_KNOWN_ABSENT = 2_000
+
 /** A query the CMS answers, as `forwardOf` worked it out. */
 interface Forward {
   /** Path and query relative to the CMS's pages API. */
@@ -88,6 +93,8 @@ interface Forward {
   readonly digest: string
   /** The read-through key: digest and query. */
   readonly key: string
+  /** Reads what the CMS's answer teaches about what does not exist (`learnerOf`). */
+  readonly learn?: ((answer: CachedAnswer, outcome: ReadThroughOutcome) => void) | undefined
 }
 
 /** Everything a view's plan depends on besides the snapshot. */
@@ -218,13 +225,28 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
    * on, and its cache key. The same URL under the same snapshot is always forwarded the same way,
    * so repeated reads (hits on a hot `search=`) skip parsing and planning.
    */
-  function forwardOf(snapshot: Snapshot, relative: string, scope: Scope, params: QueryParams): Forward {
+  function forwardOf(snapshot: Snapshot, relative: string, scope: Scope, params: QueryParams, learn?: Forward['learn']): Forward {
     // `order=random` is a new order every time (spec §3): never replay it.
     const store = params.get('order') !== 'random'
     // Keyed by the digest of the pages the answer depends on (the whole tree for search or
     // find): a change there means a new key on every instance, a change elsewhere keeps it.
     const digest = scopeDigest(snapshot, scope)
-    return { relative, scope, params, store, key: `${digest}:${relative}`, digest }
+    return { relative, scope, params, store, key: `${digest}:${relative}`, digest, learn }
+  }
+
+  /**
+   * What the CMS's answer to a forwarded query can teach about what does not exist, for later
+   * queries under the same snapshot (`absent-lessons.ts`); `undefined` when it can teach nothing.
+   */
+  function learnerOf(view: 'listing' | 'detail' | 'find', memoKey: string, params: QueryParams, snapshot: Snapshot): Forward['learn'] {
+    const lesson = absentLesson(view, params, snapshot, knownAbsentOf(snapshot))
+    if (!lesson) return undefined
+    return (answer, outcome) => {
+      // A stale answer may be older than the snapshot: learn only from what the CMS says now.
+      if (outcome === 'stale' || outcome === 'stale-error' || outcome === 'stale-budget') return
+      // This very query is now answered here too, not replayed from its planned forward.
+      if (lesson(answer.status, answer.body)) forwards.delete(memoKey)
+    }
   }
 
   async function readThrough(snapshot: Snapshot, forward: Forward, request: PagesRequest): Promise<HttpAnswer> {
@@ -233,6 +255,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const dead = forward.store ? forwardedDigests.replace(forward.relative, forward.digest) : undefined
       if (dead !== undefined) options.readThrough.forget(`${dead}:${forward.relative}`)
       const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store, ...(client === undefined ? {} : { client }) })
+      forward.learn?.(answer, outcome)
       return toAnswer(answer, outcome, snapshot, forward.scope)
     } catch (error) {
       if (isOverBudget(error)) return overBudgetAnswer(error as ProxyError, client)
@@ -261,6 +284,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
 
   /** Forwards planned under the current snapshot, by view and request (`forwardOf`). */
   const forwards = createSnapshotMemo<Forward>(MAX_PLANNED_FORWARDS)
+  /** What the CMS said does not exist, under the current snapshot (`learnerOf`). */
+  const knownAbsentOf = createKnownAbsentPerSnapshot(MAX_KNOWN_ABSENT)
 
   return {
     list(request) {
@@ -270,11 +295,12 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const planned = forwards.get(snapshot, memoKey)
       if (planned) return readThrough(snapshot, planned, request)
       const params = paramsOf(request)
-      const plan = planListing(params, snapshot, request.accept)
+      const plan = planListing(params, snapshot, request.accept, knownAbsentOf(snapshot))
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
         const scope = scopeOfParams(snapshot, (key) => params.get(key))
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params)), request)
+        const learn = learnerOf('listing', memoKey, params, snapshot)
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params, learn)), request)
       }
       const scope = scopeOfSelection(snapshot, plan.query)
       const query = listQueryKey(plan.query)
@@ -299,7 +325,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const planned = forwards.get(snapshot, memoKey)
       if (planned) return readThrough(snapshot, planned, request)
       const params = paramsOf(request)
-      const plan = planDetail(pathId, params, snapshot, request.accept)
+      const plan = planDetail(pathId, params, snapshot, request.accept, knownAbsentOf(snapshot))
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
         // A detail depends on its page (and its parent, which its bytes embed); tree filters on
@@ -307,7 +333,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
         const id = Number(BigInt(pathId))
         const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params)), request)
+        const learn = learnerOf('detail', memoKey, params, snapshot)
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params, learn)), request)
       }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
@@ -321,14 +348,15 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const planned = forwards.get(snapshot, memoKey)
       if (planned) return readThrough(snapshot, planned, request)
       const params = paramsOf(request)
-      const plan = planFind(params, snapshot, request.accept)
+      const plan = planFind(params, snapshot, request.accept, knownAbsentOf(snapshot))
       if (plan.kind === 'error') return errorAnswer(plan.error)
       if (plan.kind === 'forward') {
         // `format=api` was negotiated here; sent on, the CMS would pick its HTML renderer and
         // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
         // repeats the query in its Location.
         const query = djangoUrlencode(params.lists().filter(([key]) => key !== 'format' || params.get('format') !== 'api'))
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params)), request)
+        const learn = learnerOf('find', memoKey, params, snapshot)
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params, learn)), request)
       }
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''

@@ -3,27 +3,68 @@
  * unknown keys, `limit` and `offset` are ignored (spec §4).
  * @module
  */
+import { matchesSelection } from '../tree/select-pages.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { forwardUnlessDoomed } from './forward-guard.js'
+import { djangoDateTime } from './django-datetime.js'
 import { negotiate } from './negotiate.js'
+import { pythonInt } from './python-int.js'
 import type { QueryParams } from './query-params.js'
 import type { DetailPlan } from './plan-types.js'
 import { KNOWN_LISTING_PARAMETERS } from './plan-listing.js'
-import { FILTER_FIELDS, fieldFilters, forwardIfPresent, resolveTypes, siteFilter, toPageId, treeFilters } from './plan-steps.js'
+import type { KnownAbsent } from './known-absent.js'
+import {
+  FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, resolveTypes, siteFilter, toPageId, treeFilters, type TreeFilters,
+} from './plan-steps.js'
+import { DATABASE_INT_MAX } from './wagtail-messages.js'
 
 const KNOWN = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS])
 
 /**
- * @param pathId the id segment of the path: Django's `[0-9]+`, leading zeros allowed.
+ * OrderingFilter values every Wagtail version accepts with any page type: `id` or `title` (fields
+ * every page has) either way round, or `random`, which fails only next to an `offset` key. On a
+ * detail the order changes nothing: the page is looked up in the ordered queryset.
  */
-export function planDetail(pathId: string, params: QueryParams, snapshot: Snapshot, accept?: string): DetailPlan {
+function orderAlwaysAccepted(params: QueryParams): boolean {
+  const order = params.get('order')
+  if (order === 'random') return !params.has('offset')
+  return order === 'id' || order === '-id' || order === 'title' || order === '-title'
+}
+
+/**
+ * Whether the database takes the values of the filters the CMS applies (`first_published_at`,
+ * `alias_of`, both already validated in FieldsFilter's place) whatever the page: a foreign key
+ * beyond a 64-bit integer or a datetime at the very edge of the calendar (a time zone shift
+ * overflows it) may fail in the query itself, so those stay with the CMS, as do dates written
+ * with anything but printable ASCII.
+ */
+function databaseTakesFilterValues(params: QueryParams): boolean {
+  const aliasOf = params.get('alias_of')
+  if (aliasOf !== undefined) {
+    const parsed = pythonInt(aliasOf)
+    if (!parsed.ok || parsed.value > DATABASE_INT_MAX || parsed.value < -DATABASE_INT_MAX - 1n) return false
+  }
+  const published = params.get('first_published_at')
+  if (published !== undefined) {
+    if (djangoDateTime(published).kind !== 'valid') return false
+    // Years 1 and 9999 (ASCII digits only, so the year is where it seems).
+    if (/[^\x20-\x7e]/.test(published) || /^\s*(0001|9999)-/.test(published)) return false
+  }
+  return true
+}
+
+/**
+ * @param pathId the id segment of the path: Django's `[0-9]+`, leading zeros allowed.
+ * @param known what the CMS said does not exist under this snapshot.
+ */
+export function planDetail(pathId: string, params: QueryParams, snapshot: Snapshot, accept?: string, known?: KnownAbsent): DetailPlan {
   const refused = negotiate(params, accept)
   if (refused) return { kind: 'error', error: refused }
   // The id is forwarded without its leading zeros (pages-service.ts).
   const forwardedId = /^[0-9]+$/.test(pathId) ? String(BigInt(pathId)) : pathId
   const forward = (reason: string) => forwardUnlessDoomed(params, snapshot, reason, { view: 'detail', pathId: forwardedId })
 
-  const typed = resolveTypes(params, snapshot)
+  const typed = resolveTypes(params, snapshot, known)
   if ('error' in typed) return { kind: 'error', error: typed.error }
   if ('forward' in typed) return forward(typed.forward)
 
@@ -36,23 +77,40 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
     return forward('model-specific parameters')
   }
 
+  // What Wagtail decides only once it has the page: `get_object_or_404` runs after every filter
+  // backend and before the serializer (which reads `fields`), and filters only narrow the
+  // queryset. Such a reason needs the CMS only for a page the locally known part could match.
+  let afterLookup: string | undefined
+
   const fields = fieldFilters(params)
   if ('error' in fields) return { kind: 'error', error: fields.error }
   if ('forward' in fields) return forward(fields.forward)
+  if (fields.value.needsCms) {
+    if (!databaseTakesFilterValues(params)) return forward('filter answered by the CMS')
+    afterLookup = 'filter answered by the CMS'
+  }
 
   const tree = treeFilters(params, snapshot)
   if ('error' in tree) return { kind: 'error', error: tree.error }
-  if ('forward' in tree) return forward(tree.forward)
-
-  const rest = forwardIfPresent(params, ['order', 'translation_of', 'locale', 'search'])
-  if ('forward' in rest) return forward(rest.forward)
-  if (params.has('fields') && params.get('fields') !== '') return forward('fields is answered by the CMS')
-  if (fields.value.needsCms) return forward('filter answered by the CMS')
-
-  return {
-    kind: 'index',
-    id: /^[0-9]+$/.test(pathId) ? toPageId(BigInt(pathId)) : undefined,
-    selection: { types: typed.value.types, filters: fields.value.filters, ...tree.value },
-    modelName: typed.value.modelName,
+  let treeSelection: TreeFilters = {}
+  if ('forward' in tree) {
+    // The ids were found visible; only applying the filter needs the tree the CMS has.
+    if (tree.forward !== TREE_NOT_EXACT) return forward(tree.forward)
+    afterLookup ??= tree.forward
+  } else {
+    treeSelection = tree.value
   }
+
+  if (params.has('order') && !orderAlwaysAccepted(params)) return forward('order is answered by the CMS')
+  const rest = forwardIfPresent(params, ['translation_of', 'locale', 'search'])
+  if ('forward' in rest) return forward(rest.forward)
+  if (params.has('fields') && params.get('fields') !== '') afterLookup ??= 'fields is answered by the CMS'
+
+  const id = /^[0-9]+$/.test(pathId) ? toPageId(BigInt(pathId)) : undefined
+  const selection = { types: typed.value.types, filters: fields.value.filters, ...treeSelection }
+  if (afterLookup !== undefined) {
+    const page = id === undefined ? undefined : snapshot.byId.get(id)
+    if (page && matchesSelection(snapshot, page, selection)) return forward(afterLookup)
+  }
+  return { kind: 'index', id, selection, modelName: typed.value.modelName }
 }

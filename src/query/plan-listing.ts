@@ -4,6 +4,7 @@
  */
 import type { Snapshot } from '../tree/snapshot.js'
 import { forwardUnlessDoomed } from './forward-guard.js'
+import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
@@ -29,12 +30,13 @@ function byCodePoint(a: string, b: string): number {
   return ca.length - cb.length
 }
 
-export function planListing(params: QueryParams, snapshot: Snapshot, accept?: string): ListPlan {
+/** @param known what the CMS said does not exist under this snapshot (`type` names). */
+export function planListing(params: QueryParams, snapshot: Snapshot, accept?: string, known?: KnownAbsent): ListPlan {
   const refused = negotiate(params, accept)
   if (refused) return { kind: 'error', error: refused }
   const forward = (reason: string) => forwardUnlessDoomed(params, snapshot, reason, { view: 'listing' })
 
-  const typed = resolveTypes(params, snapshot)
+  const typed = resolveTypes(params, snapshot, known)
   if ('error' in typed) return { kind: 'error', error: typed.error }
   if ('forward' in typed) return forward(typed.forward)
 

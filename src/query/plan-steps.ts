@@ -5,6 +5,7 @@
  * @module
  */
 import type { Snapshot } from '../tree/snapshot.js'
+import { NOTHING_KNOWN_ABSENT, typeKey, type KnownAbsent } from './known-absent.js'
 import { djangoDateTime } from './django-datetime.js'
 import { pythonInt } from './python-int.js'
 import { pythonRepr } from './python-repr.js'
@@ -29,23 +30,23 @@ export interface TypeChoice {
 /**
  * `get_queryset()`: `type=app.Model[,app.Model…]`. The app label is exact, the model name
  * case-insensitive (Django's `apps.get_model`). A type the snapshot has not seen may still
- * exist in the CMS (a model with no live pages), so only the CMS can say.
+ * exist in the CMS (a model with no live pages), so only the CMS can say, unless it already
+ * said so under this snapshot (`known`). Any name that does not resolve fails the whole list
+ * with the same 400, so which one is found first does not matter.
  */
-export function resolveTypes(params: QueryParams, snapshot: Snapshot): Step<TypeChoice> {
+export function resolveTypes(params: QueryParams, snapshot: Snapshot, known: KnownAbsent = NOTHING_KNOWN_ABSENT): Step<TypeChoice> {
   const raw = params.get('type')
   const all: TypeChoice = { types: null, modelName: 'Page', singleModel: false }
   if (raw === undefined) return { value: all }
   if (raw === '') return snapshot.dialect.emptyTypeIgnored ? { value: all } : { error: wagtailErrors.typeDoesNotExist }
-  const names = raw.split(',')
   const canonical: string[] = []
   let unknown = false
-  for (const name of names) {
-    const parts = name.split('.')
+  for (const name of raw.split(',')) {
     // resolve_model_string raises ValueError unless the string is exactly `app.Model`.
-    if (parts.length !== 2 || parts[0] === '' || parts[1] === '') return { error: wagtailErrors.typeDoesNotExist }
-    const key = `${parts[0]}.${parts[1]!.toLowerCase()}`
-    const found = key === 'wagtailcore.page' ? BASE_PAGE_TYPE : snapshot.types.get(key)
-    if (found === undefined || found.split('.')[0] !== parts[0]) unknown = true
+    const key = typeKey(name)
+    if (key === undefined || known.hasType(key)) return { error: wagtailErrors.typeDoesNotExist }
+    const found = canonicalType(key, snapshot)
+    if (found === undefined) unknown = true
     else canonical.push(found)
   }
   if (unknown) return { forward: 'type unknown to the snapshot' }
@@ -55,6 +56,29 @@ export function resolveTypes(params: QueryParams, snapshot: Snapshot): Step<Type
     return { value: { types: new Set(canonical), modelName: only.split('.')[1]!, singleModel: true } }
   }
   return { value: { types: new Set(canonical), modelName: 'Page', singleModel: false } }
+}
+
+/** The type name the snapshot's pages carry for a `typeKey`, if any page has it. */
+function canonicalType(key: string, snapshot: Snapshot): string | undefined {
+  const found = key === 'wagtailcore.page' ? BASE_PAGE_TYPE : snapshot.types.get(key)
+  // The snapshot's keys are lower-cased whole; the app label must match exactly.
+  return found !== undefined && found.split('.')[0] === key.split('.')[0] ? found : undefined
+}
+
+/**
+ * The `typeKey`s of the `type` names no page in the snapshot has: what the CMS decides when
+ * `resolveTypes` forwards. `undefined` when `type` is absent, empty, or names a malformed type.
+ */
+export function typesUnknownToSnapshot(params: QueryParams, snapshot: Snapshot): string[] | undefined {
+  const raw = params.get('type')
+  if (raw === undefined || raw === '') return undefined
+  const unknown = new Set<string>()
+  for (const name of raw.split(',')) {
+    const key = typeKey(name)
+    if (key === undefined) return undefined
+    if (canonicalType(key, snapshot) === undefined) unknown.add(key)
+  }
+  return [...unknown]
 }
 
 /** A Site hostname is a CharField(max_length=255) that forms never let hold a NUL or be empty. */
@@ -184,6 +208,9 @@ export interface TreeFilters {
   readonly descendantOf?: number
 }
 
+/** `treeFilters`' forward when `ancestor_of`/`descendant_of` were validated but cannot be applied here. */
+export const TREE_NOT_EXACT = 'tree has pages whose parent is not visible'
+
 /** The three tree filters in Wagtail's backend order: child_of, ancestor_of, descendant_of. */
 export function treeFilters(params: QueryParams, snapshot: Snapshot): Step<TreeFilters> {
   const childOf = pageParam(params, 'child_of', snapshot, wagtailErrors.parentPageMissing)
@@ -197,7 +224,7 @@ export function treeFilters(params: QueryParams, snapshot: Snapshot): Step<TreeF
   if (!('value' in descendantOf)) return descendantOf
   // Ancestry from parent links is exact only when the tree has no orphans (see Snapshot.treeExact).
   if (!snapshot.treeExact && (ancestorOf.value !== undefined || descendantOf.value !== undefined)) {
-    return { forward: 'tree has pages whose parent is not visible' }
+    return { forward: TREE_NOT_EXACT }
   }
   const value: { -readonly [K in keyof TreeFilters]: TreeFilters[K] } = {}
   if (childOf.value !== undefined) value.childOf = childOf.value

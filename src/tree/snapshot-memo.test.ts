@@ -24,4 +24,13 @@ describe('snapshot memo', () => {
     memo.set('c', 3)
     expect([memo.get(one, 'a'), memo.get(one, 'b'), memo.get(one, 'c')]).toEqual([undefined, undefined, 3])
   })
+
+  it('forgets one key on request, keeping the others', () => {
+    const memo = createSnapshotMemo<number>(10)
+    memo.get(one, 'x')
+    memo.set('a', 1)
+    memo.set('b', 2)
+    memo.delete('a')
+    expect([memo.get(one, 'a'), memo.get(one, 'b')]).toEqual([undefined, 2])
+  })
 })

@@ -11,6 +11,8 @@ export interface SnapshotMemo<V> {
   get(snapshot: Snapshot, key: string): V | undefined
   /** Remembers `value` under the snapshot of the last `get`. */
   set(key: string, value: V): V
+  /** Forgets `key` (a value that no longer holds, under any snapshot). */
+  delete(key: string): void
 }
 
 export function createSnapshotMemo<V>(maxEntries: number): SnapshotMemo<V> {
@@ -28,6 +30,9 @@ export function createSnapshotMemo<V>(maxEntries: number): SnapshotMemo<V> {
       if (memo.size >= maxEntries) memo.clear()
       memo.set(key, value)
       return value
+    },
+    delete(key) {
+      memo.delete(key)
     },
   }
 }
