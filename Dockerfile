@@ -3,8 +3,9 @@
 #   docker build -t cms-shield-demo-cms --target demo-cms .        # the fake Wagtail CMS of compose.yaml
 #
 # Both ship compiled JavaScript run by plain `node`: TypeScript, tsx, the npm cache and the test
-# tree never reach them, and neither writes to its filesystem, so both run with a read-only root
-# filesystem (`docker run --read-only`). No `# syntax=` line: the builder's own Dockerfile
+# tree never reach them, and neither writes to its filesystem (cms-shield only to a SNAPSHOT_FILE,
+# when one is set: give it a volume), so both run with a read-only root filesystem
+# (`docker run --read-only`) and need no tmpfs. No `# syntax=` line: the builder's own Dockerfile
 # frontend reads this file (nothing here needs a newer one), so a build pulls only the node base
 # image, from Docker Hub or from whatever mirror the daemon is set up with.
 # test/deploy-files.test.ts checks this file without a Docker engine.
