@@ -130,7 +130,7 @@ export interface ClusterChannel {
  */
 export const SUBSCRIBE_WARN_AFTER_MS = 10_000
 
-/** What an operator checks when the channels cannot subscribe. */
+/** What not being subscribed costs, said by both warnings. */
 const SUBSCRIBE_GUIDANCE = 'until they are, this instance hears no snapshot announcements or refresh requests from the others'
 
 /** Most page ids one refresh message may carry. */
