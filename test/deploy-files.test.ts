@@ -3,7 +3,9 @@
  * in CI). What an image build would catch late is caught here: a COPY of a file that does not exist
  * or that `.dockerignore` leaves out, a module the image needs but never receives, a production
  * import of a dev dependency (the image installs `--omit=dev`), a CMD that names a file the build
- * does not write, a health check on the wrong port, a compose variable cms-shield does not read.
+ * does not write, a health check on the wrong port, a compose variable cms-shield does not read, a
+ * `# syntax=` line that makes every build pull a frontend image from Docker Hub, an npm cache left
+ * in an image, a demo CMS that needs tsx (and so a writable /tmp) to start.
  *
  * Not checked here (it needs an engine): that the base images exist, that `npm ci` succeeds inside
  * them, and how the containers behave together.
@@ -12,15 +14,17 @@
  * the forms these two files use; a form they do not know fails the test rather than being skipped.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { isBuiltin } from 'node:module'
 import { join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../src/config/load-config.js'
 import { parseDuration } from '../src/config/duration.js'
 import { variables } from '../src/config/schema.js'
+import { generateSite, startFakeWagtail } from './fake-wagtail/index.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
@@ -329,6 +333,14 @@ const production = stages.at(-1) as Stage
 const demo = stage('demo-cms')
 /** The stage `COPY --from=<stage> …/dist` takes the compiled program from. */
 const builder = stage(copies(production).find((copy) => copy.from !== undefined)?.from ?? '')
+/** The stage the demo CMS takes its compiled JavaScript from. */
+const demoBuilder = stage(copies(demo).find((copy) => copy.from !== undefined)?.from ?? '')
+const demoTsconfig = JSON.parse(read('tsconfig.demo.json')) as { compilerOptions: { rootDir: string; outDir: string } }
+/** Where `npm run build:demo-cms` writes the fake CMS's entry, relative to the WORKDIR. */
+const demoEntry = posix.join(demoTsconfig.compilerOptions.outDir, posix.relative(demoTsconfig.compilerOptions.rootDir, 'scripts/fake-cms.ts')).replace(/\.ts$/, '.js')
+const schemaNames = new Set(variables().map(([, variable]) => variable.name))
+/** Node's permission model: reads allowed, every write refused (the flag lost "experimental" in Node 22). */
+const READ_ONLY_NODE = [process.allowedNodeEnvironmentFlags.has('--permission') ? '--permission' : '--experimental-permission', '--allow-fs-read=*']
 
 const composeLines = yamlLines(read('compose.yaml'))
 const services = block(composeLines, 'services')
@@ -361,6 +373,42 @@ describe('Dockerfile', () => {
 
   it.runIf(existsSync(join(ROOT, 'dist')))('finds dist/main.js in a built checkout', () => {
     expect(existsSync(join(ROOT, 'dist/main.js'))).toBe(true)
+  })
+
+  // CI builds before it tests (.ci/run), so there this runs on the dist/ of the same commit.
+  it.runIf(existsSync(join(ROOT, 'dist/main.js')))('runs the built program with no write access: it syncs, is ready and exits 0 on SIGTERM', async () => {
+    const cms = await startFakeWagtail({ pages: generateSite() })
+    try {
+      const inherited = { ...process.env }
+      for (const name of Object.keys(inherited)) if (schemaNames.has(name)) delete inherited[name]
+      const shield = spawn(process.execPath, [...READ_ONLY_NODE, ...execForm(last(production, 'CMD')?.args ?? '').slice(1)], {
+        cwd: ROOT,
+        env: { ...inherited, UPSTREAM_URL: cms.url, BASE_URL: 'https://shield.example', PORT: '0', HOST: '127.0.0.1', SHUTDOWN_TIMEOUT: '5s' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let stdout = ''
+      let stderr = ''
+      shield.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+      shield.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      const exit = new Promise<number | null>((resolve) => shield.once('exit', (code) => resolve(code)))
+      try {
+        let ready = 0
+        const deadline = Date.now() + 15_000
+        while (ready !== 200) {
+          if (Date.now() > deadline || shield.exitCode !== null) throw new Error(`not ready: ${stderr}\n${stdout.slice(-2000)}`)
+          const url = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout)?.[1]
+          if (url) ready = (await fetch(`${url}/readyz`).catch(() => undefined))?.status ?? 0
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+        shield.kill('SIGTERM')
+        expect(await exit).toBe(0)
+        expect(stderr).not.toContain('ERR_ACCESS_DENIED')
+      } finally {
+        if (shield.exitCode === null && shield.signalCode === null) shield.kill('SIGKILL')
+      }
+    } finally {
+      await cms.close()
+    }
   })
 
   it('copies only sources that exist and that .dockerignore lets into the context', () => {
@@ -424,25 +472,53 @@ describe('Dockerfile', () => {
     expect(check).toMatch(/--timeout=\d+s/)
   })
 
-  it('builds the demo CMS as its own target, with tsx and every module scripts/fake-cms.ts loads', () => {
+  it('compiles the demo CMS like the production image: node runs its JavaScript, no tsx, no TypeScript source', () => {
     expect(stages.indexOf(demo)).toBeLessThan(stages.length - 1)
-    expect(execForm(last(demo, 'CMD')?.args ?? '')).toEqual(['node', '--import', 'tsx', 'scripts/fake-cms.ts'])
-    const install = ofKind(demo, 'RUN').find((run) => /\bnpm ci\b/.test(run.args))
-    expect(install?.args).not.toMatch(/--omit=dev|--production/)
-    expect(packageJson.devDependencies).toHaveProperty('tsx')
+    expect(demoEntry).toBe('dist-demo/scripts/fake-cms.js')
+    expect(execForm(last(demo, 'CMD')?.args ?? '')).toEqual(['node', demoEntry])
+    // The compiler's stage gets every module the script reaches, at its repository path.
+    expect(packageJson.scripts['build:demo-cms']).toBe('tsc -p tsconfig.demo.json')
+    expect(ofKind(demoBuilder, 'RUN').some((run) => run.args === 'npm run build:demo-cms')).toBe(true)
     const graph = moduleGraph('scripts/fake-cms.ts', { runtime: false })
-    for (const file of graph.files) {
+    for (const file of [...graph.files, 'tsconfig.json', 'tsconfig.demo.json', 'package.json']) {
       expect(ignored(file), `${file} is in .dockerignore`).toBe(false)
-      expect(imagePathOf(demo, file), file).toBe(posix.join(workdirOf(demo), file))
+      expect(imagePathOf(demoBuilder, file), file).toBe(posix.join(workdirOf(demoBuilder), file))
     }
-    const installed = { ...packageJson.dependencies, ...packageJson.devDependencies }
-    expect([...graph.packages].filter((name) => !(name in installed))).toEqual([])
+    // The image gets the compiled tree where the CMD looks, and package.json for "type": "module".
+    const compiled = copies(demo).find((copy) => copy.from === demoBuilder.name)
+    expect(compiled?.sources).toEqual([posix.join(workdirOf(demoBuilder), demoTsconfig.compilerOptions.outDir)])
+    expect(compiled?.destination).toBe(posix.join(workdirOf(demo), demoTsconfig.compilerOptions.outDir))
+    expect(imagePathOf(demo, 'package.json')).toBe(posix.join(workdirOf(demo), 'package.json'))
+    expect((JSON.parse(read('package.json')) as { type?: string }).type).toBe('module')
+    for (const file of graph.files) expect(imagePathOf(demo, file), `${file} in the demo image`).toBeUndefined()
+    // It imports no package at run time, so the image installs none (and no dev dependency).
+    expect([...moduleGraph('scripts/fake-cms.ts', { runtime: true }).packages]).toEqual([])
+    expect(ofKind(demo, 'RUN').filter((run) => /\bnpm\b/.test(run.args))).toEqual([])
     expect(last(demo, 'EXPOSE')?.args).toBe(stageEnv(demo).get('PORT'))
+  })
+
+  it('keeps no npm cache in an image: every install in a shipped stage cleans it in the same layer', () => {
+    for (const shipped of [production, demo]) {
+      for (const run of ofKind(shipped, 'RUN').filter((r) => /\bnpm (ci|install|i)\b/.test(r.args))) {
+        expect(run.args, `Dockerfile:${run.line}`).toMatch(/&& npm cache clean --force$/)
+      }
+    }
+  })
+
+  it('needs no Dockerfile frontend image: no syntax directive, and only instructions the builtin frontend reads', () => {
+    // A parser directive is a comment line before the first instruction; `syntax` makes BuildKit
+    // pull that image (from Docker Hub) before it reads anything else.
+    const leading = dockerfile.split('\n').slice(0, dockerfile.split('\n').findIndex((line) => /^[A-Za-z]/.test(line.trim())))
+    expect(leading.filter((line) => /^#\s*(syntax|check)\s*=/i.test(line.trim()))).toEqual([])
+    for (const instruction of dockerInstructions(dockerfile)) {
+      const where = `Dockerfile:${instruction.line}: ${instruction.keyword} ${instruction.args.slice(0, 60)}`
+      expect(instruction.args, where).not.toMatch(/--(mount|link|chmod|exclude|parents|network|security)\b/)
+      expect(instruction.args, where).not.toMatch(/<<-?\s*["']?[A-Za-z]/)
+    }
   })
 })
 
 describe('compose.yaml', () => {
-  const schemaNames = new Set(variables().map(([, variable]) => variable.name))
   const environment = (name: string) => mapping(block(service(name), 'environment'))
   const ports = (name: string) => sequence(block(service(name), 'ports')).map((port) => port.split(':').map(Number))
 
@@ -472,6 +548,14 @@ describe('compose.yaml', () => {
     }
   })
 
+  it('runs every service it builds with a read-only root filesystem, which the images allow', () => {
+    // The images' programs are checked to write nothing (the node permission-model runs above).
+    for (const name of ['cms', ...SHIELDS]) {
+      expect(mapping(service(name)).get('read_only'), name).toBe('true')
+      expect(environment(name).has('SNAPSHOT_FILE'), `${name}: SNAPSHOT_FILE needs a writable volume`).toBe(false)
+    }
+  })
+
   it('gives the replicas one public BASE_URL and different host ports, as behind one load balancer', () => {
     expect(new Set(SHIELDS.map((name) => environment(name).get('BASE_URL'))).size).toBe(1)
     expect(new Set(SHIELDS.map((name) => ports(name)[0]?.[0])).size).toBe(SHIELDS.length)
@@ -490,20 +574,45 @@ describe('compose.yaml', () => {
   })
 })
 
-describe('scripts/fake-cms.ts', () => {
+describe('scripts/fake-cms.ts, compiled as in the demo-cms image', () => {
   let child: ChildProcess | undefined
+  /** Laid out as the image's WORKDIR: package.json and what `npm run build:demo-cms` wrote. */
+  let app: string
+
+  beforeAll(async () => {
+    app = mkdtempSync(join(tmpdir(), 'cms-shield-demo-cms-'))
+    copyFileSync(join(ROOT, 'package.json'), join(app, 'package.json'))
+    const tsc = spawn(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.demo.json', '--outDir', join(app, demoTsconfig.compilerOptions.outDir)], {
+      cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let output = ''
+    tsc.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    tsc.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+    const code = await new Promise<number | null>((resolve) => tsc.once('exit', resolve))
+    expect(code, output).toBe(0)
+    expect(existsSync(join(app, demoEntry))).toBe(true)
+  }, 60_000)
+
+  afterAll(() => {
+    if (app) rmSync(app, { recursive: true, force: true })
+  })
 
   afterEach(() => {
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
     child = undefined
   })
 
-  /** Starts the script as the demo-cms image does (node --import tsx), with HOST left to its default. */
+  /**
+   * Starts the compiled script as the image's CMD does, with HOST left to its default, under
+   * Node's permission model with no write access anywhere: as on a read-only root filesystem.
+   */
   function start(env: Record<string, string>): { process: ChildProcess; stdout: () => string; stderr: () => string; exit: Promise<number | null> } {
     const inherited = { ...process.env }
     delete inherited.HOST
-    const started = spawn(process.execPath, ['--import', 'tsx', 'scripts/fake-cms.ts'], {
-      cwd: ROOT,
+    const [node, ...args] = execForm(last(demo, 'CMD')?.args ?? '')
+    expect(node).toBe('node')
+    const started = spawn(process.execPath, [...READ_ONLY_NODE, ...args], {
+      cwd: app,
       env: { ...inherited, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -544,6 +653,15 @@ describe('scripts/fake-cms.ts', () => {
 
     cms.process.kill('SIGTERM')
     expect(await within(5_000, 'exit after SIGTERM', cms.exit)).toBe(0)
+  })
+
+  it('is started under flags that do refuse a write, so the runs above prove it writes nothing', async () => {
+    const writer = spawn(process.execPath, [...READ_ONLY_NODE, '-e', `require('node:fs').writeFileSync(${JSON.stringify(join(app, 'written'))}, 'x')`], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    writer.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+    expect(await new Promise((resolve) => writer.once('exit', resolve))).not.toBe(0)
+    expect(stderr).toContain('ERR_ACCESS_DENIED')
+    expect(existsSync(join(app, 'written'))).toBe(false)
   })
 
   it('refuses a bad variable with exit code 2, naming it', async () => {

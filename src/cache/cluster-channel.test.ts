@@ -321,21 +321,81 @@ describe('cluster channel when Redis is down', () => {
     const subscriber = connect(server.url)
     await until('clients noticed', () => !isRedisUp(redis) && !isRedisUp(subscriber) && !isRedisUp(sender.redis), 5000)
     const logger = recordingLogger()
-    const late = createClusterChannel({ redis, subscriber, prefix, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger })
+    const late = createClusterChannel({ redis, subscriber, prefix, commandTimeoutMs: COMMAND_TIMEOUT_MS, logger, subscribeWarnAfterMs: 50 })
     channels.push(late)
     const heard: RefreshMessage[] = []
     late.onRefresh((m) => heard.push(m))
     let isReady = false
     void late.ready().then(() => (isReady = true))
-    await sleep(100)
+    await sleep(300)
     expect(isReady).toBe(false)
-    expect(logger.warnings.map((w) => w.message)).toContain('cluster channel: cannot subscribe yet; retrying in the background')
+    // One warning for both channels, saying what to check.
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]!.message).toMatch(/^cluster channel: not subscribed 50 ms after start: Redis cannot be reached; retrying in the background .* Check REDIS_URL/)
+    expect(logger.warnings[0]!.details).toMatchObject({ channels: [`${prefix}snapshots`, `${prefix}refresh`] })
     await server.restart()
     await until('subscribed after restart', () => isReady, 10_000)
     await until('sender reconnected', () => isRedisUp(sender.redis), 10_000)
     expect(await sender.channel.publishRefresh({ ids: [7], reason: 'late', from: 'sender' })).toBeGreaterThanOrEqual(1)
     await until('heard', () => heard.length === 1, 2000)
     expect(heard).toEqual([{ ids: [7], reason: 'late', from: 'sender' }])
+    expect(logger.warnings).toHaveLength(1)
+  })
+})
+
+describe('cluster channel subscribing', () => {
+  /** A subscriber whose connection status and SUBSCRIBE answers the test sets. */
+  function stagedSubscriber(status: string, subscribe: (channel: string) => Promise<unknown>) {
+    const readyListeners: Array<() => void> = []
+    const sent: string[] = []
+    const subscriber = {
+      status,
+      subscribe: (channel: string) => {
+        sent.push(channel)
+        return subscribe(channel)
+      },
+      on: (event: 'message' | 'ready', listener: (() => void) | ((channel: string, message: string) => void)) =>
+        void (event === 'ready' && readyListeners.push(listener as () => void)),
+    }
+    return {
+      subscriber, sent,
+      turnReady: () => {
+        subscriber.status = 'ready'
+        readyListeners.forEach((listener) => listener())
+      },
+    }
+  }
+  const noRedis = { set: async () => 'OK', get: async () => null, publish: async () => 0 }
+
+  it('sends no SUBSCRIBE while the connection is still connecting, subscribes as it turns ready, and logs nothing', async () => {
+    const staged = stagedSubscriber('connecting', async () => 1)
+    const logger = recordingLogger()
+    const channel = createClusterChannel({ redis: noRedis, subscriber: staged.subscriber, prefix: 'p:', commandTimeoutMs: 50, logger, subscribeWarnAfterMs: 5000 })
+    channels.push(channel)
+    await sleep(450)
+    expect(staged.sent).toEqual([])
+    staged.turnReady()
+    expect(staged.sent).toEqual(['p:snapshots', 'p:refresh'])
+    await channel.ready()
+    expect(logger.warnings).toEqual([])
+  })
+
+  it('warns once, with what to check, when Redis refuses SUBSCRIBE, and keeps retrying until it is allowed', async () => {
+    let allowed = false
+    const staged = stagedSubscriber('ready', async (name) => {
+      if (allowed) return 1
+      throw new Error(`NOPERM User shield has no permissions to access the '${name}' channel`)
+    })
+    const logger = recordingLogger()
+    const channel = createClusterChannel({ redis: noRedis, subscriber: staged.subscriber, prefix: 'p:', commandTimeoutMs: 50, logger })
+    channels.push(channel)
+    await until('retried', () => staged.sent.length >= 6, 5000)
+    allowed = true
+    await channel.ready()
+    expect(logger.warnings).toHaveLength(1)
+    expect(logger.warnings[0]!.message).toMatch(/^cluster channel: Redis refused or did not answer SUBSCRIBE; retrying in the background .* Check that the Redis user may SUBSCRIBE/)
+    expect(logger.warnings[0]!.details).toMatchObject({ channel: 'p:snapshots', reason: "NOPERM User shield has no permissions to access the 'p:snapshots' channel" })
+    expect(logger.warnings[0]!.details).not.toHaveProperty('err')
   })
 })
 

@@ -61,6 +61,8 @@ export interface ClusterChannelRedis {
 /** A connection in subscriber mode (the same shape as shared-flight's), possibly shared with others. */
 export interface ClusterChannelSubscriber {
   subscribe(channel: string): Promise<unknown>
+  /** ioredis' connection status: no SUBSCRIBE is sent until it is `ready` (absent: always sent). */
+  readonly status?: string
   on(event: 'message', listener: (channel: string, message: string) => void): unknown
   /** ioredis' `ready`: the connection is usable (after a reconnect, its channels are being subscribed again). */
   on(event: 'ready', listener: () => void): unknown
@@ -77,6 +79,11 @@ export interface ClusterChannelOptions {
   readonly prefix: string
   readonly commandTimeoutMs: number
   readonly logger: ClusterChannelLogger
+  /**
+   * Warn once when the channels are still not subscribed this long after creation (default
+   * `SUBSCRIBE_WARN_AFTER_MS`): Redis has not been reachable since.
+   */
+  readonly subscribeWarnAfterMs?: number
 }
 
 export interface ClusterChannel {
@@ -115,6 +122,16 @@ export interface ClusterChannel {
   /** Stops retrying subscriptions and calls no more listeners. The subscriber stays subscribed (it is shared). */
   close(): void
 }
+
+/**
+ * How long the channels may take to subscribe before that is worth a warning: well past the
+ * connect timeout and a few reconnects, so a Redis that starts a little after cms-shield (as in
+ * a compose file) goes unmentioned.
+ */
+export const SUBSCRIBE_WARN_AFTER_MS = 10_000
+
+/** What not being subscribed costs, said by both warnings. */
+const SUBSCRIBE_GUIDANCE = 'until they are, this instance hears no snapshot announcements or refresh requests from the others'
 
 /** Most page ids one refresh message may carry. */
 export const MAX_REFRESH_IDS = 10_000
@@ -186,16 +203,37 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
   const refreshListeners = new Set<(m: RefreshMessage) => void>()
   const reconnectedListeners = new Set<() => void>()
   let closed = false
-  // Retried until they hold: see subscribe-until-done.ts. The first failure of each is logged.
+  /** One warning for both channels, whatever goes wrong and however often. */
+  let warned = false
+  const warnOnce = (details: object, message: string) => {
+    if (warned || closed) return
+    warned = true
+    logger.warn({ ...details, channels: [snapshotsChannel, refreshChannel] }, message)
+  }
+  // Retried until they hold: see subscribe-until-done.ts. Nothing is sent before the connection
+  // is ready, so a start that waits for Redis to connect fails no attempt and logs nothing; an
+  // attempt that fails was refused or left unanswered by Redis itself.
   const subscriptions = [snapshotsChannel, refreshChannel].map((channel) =>
     subscribeUntilDone(subscriber, channel, {
       commandTimeoutMs,
-      onFailure: (error, failures) => {
-        if (failures === 1 && !closed) logger.warn({ err: error, channel }, 'cluster channel: cannot subscribe yet; retrying in the background')
-      },
+      onReady: (listener) => void subscriber.on('ready', listener),
+      onFailure: (error) => warnOnce(
+        { channel, reason: error instanceof Error ? error.message : String(error) },
+        `cluster channel: Redis refused or did not answer SUBSCRIBE; retrying in the background (${SUBSCRIBE_GUIDANCE}). Check that the Redis user may SUBSCRIBE to these channels (ACL) and that Redis answers within REDIS_COMMAND_TIMEOUT`,
+      ),
     }),
   )
   const subscribed = Promise.all(subscriptions.map((subscription) => subscription.done)).then(() => undefined)
+  const warnAfterMs = options.subscribeWarnAfterMs ?? SUBSCRIBE_WARN_AFTER_MS
+  // Unref'd: a Redis that never comes up must not keep the process alive.
+  const stalled = setTimeout(() => {
+    if (subscriptions.every((subscription) => subscription.subscribed)) return
+    warnOnce(
+      { waitedMs: warnAfterMs, status: subscriber.status },
+      `cluster channel: not subscribed ${warnAfterMs >= 1000 ? `${Math.round(warnAfterMs / 1000)} s` : `${warnAfterMs} ms`} after start: Redis cannot be reached; retrying in the background (${SUBSCRIBE_GUIDANCE}). Check REDIS_URL (or REDIS_SENTINELS, REDIS_CLUSTER_NODES), REDIS_PASSWORD and that Redis is up and reachable from here`,
+    )
+  }, warnAfterMs).unref()
+  void subscribed.then(() => clearTimeout(stalled))
 
   function deliver<T>(listeners: ReadonlySet<(value: T) => void>, value: T, channel: string): void {
     for (const listener of [...listeners]) {
@@ -305,6 +343,7 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
     ready: () => subscribed,
     close() {
       closed = true
+      clearTimeout(stalled)
       for (const subscription of subscriptions) subscription.cancel()
       snapshotListeners.clear()
       refreshListeners.clear()

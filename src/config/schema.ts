@@ -142,7 +142,7 @@ export const schema = {
   },
   syncRetryMaxMs: {
     name: 'SYNC_RETRY_MAX', kind: 'duration', default: '5m', min: SECOND,
-    doc: "Longest wait between retries after failed syncs (the backoff grows up to it; a CMS's Retry-After is honoured up to it).",
+    doc: "Longest wait between retries after failed syncs while a snapshot serves (the backoff grows up to it; a CMS's Retry-After is honoured up to it). With no snapshot yet (not ready) the backoff stops at 5 s, or at this if shorter.",
   },
   fullSyncIntervalMs: {
     name: 'FULL_SYNC_INTERVAL', kind: 'duration', default: '1h', min: SECOND,

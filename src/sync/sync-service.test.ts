@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createUrlRewriter } from '../json/rewrite-detail-urls.js'
 import { renderWagtailJson } from '../json/json-text.js'
 import { syncRetryDelay } from './backoff.js'
-import { createSyncService, type SyncServiceOptions, type Timers } from './sync-service.js'
+import { createSyncService, UNREADY_RETRY_MAX_MS, type SyncServiceOptions, type Timers } from './sync-service.js'
 import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
 
 const silent = { info() {}, warn() {}, debug() {} }
@@ -108,6 +108,63 @@ describe('sync loop', () => {
     expect(sync.status.consecutiveFailures).toBe(0)
     expect(clock.next()!.ms).toBe(60_000)
     await sync.stop()
+  })
+
+  it('without a snapshot to serve, retries within 5 s however long the CMS stays down; once one is served, the backoff grows to SYNC_RETRY_MAX', async () => {
+    const cms = stubCms()
+    cms.state.down = true
+    const clock = manualTimers()
+    const sync = service(cms, clock.timers, { random: () => 1 })
+    sync.start()
+    await settle()
+    const delays: number[] = [clock.next()!.ms]
+    for (let i = 0; i < 9; i++) {
+      clock.fire()
+      await settle()
+      delays.push(clock.next()!.ms)
+    }
+    expect(UNREADY_RETRY_MAX_MS).toBe(5000)
+    expect(delays).toEqual([1000, 2000, 4000, 5000, 5000, 5000, 5000, 5000, 5000, 5000])
+    expect(sync.current).toBeUndefined()
+    expect(sync.status.consecutiveFailures).toBe(10)
+
+    // A snapshot to serve (here one another instance stored): the failures so far count, and
+    // the wait is SYNC_RETRY_MAX's backoff again.
+    const other = service(stubCms(), manualTimers().timers)
+    await other.syncNow()
+    expect(sync.adopt(other.current!)).toBe(true)
+    clock.fire()
+    await settle()
+    expect(clock.next()!.ms).toBe(syncRetryDelay(11, 300_000, () => 1))
+    expect(clock.next()!.ms).toBe(300_000)
+    await sync.stop()
+  })
+
+  it('without a snapshot, still waits as long as a failing CMS asks with Retry-After, and never longer than a SYNC_RETRY_MAX below 5 s', async () => {
+    const cms = stubCms()
+    cms.state.down = true
+    cms.state.retryAfter = '30'
+    const clock = manualTimers()
+    const sync = service(cms, clock.timers, { random: () => 1 })
+    sync.start()
+    await settle()
+    expect(clock.next()!.ms).toBe(30_000)
+    await sync.stop()
+
+    const cms2 = stubCms()
+    cms2.state.down = true
+    const clock2 = manualTimers()
+    const capped = service(cms2, clock2.timers, { random: () => 1, retryMaxMs: 2000 })
+    capped.start()
+    await settle()
+    const delays = [clock2.next()!.ms]
+    for (let i = 0; i < 3; i++) {
+      clock2.fire()
+      await settle()
+      delays.push(clock2.next()!.ms)
+    }
+    expect(delays).toEqual([1000, 2000, 2000, 2000])
+    await capped.stop()
   })
 
   it('runs one sync at a time: concurrent calls share it', async () => {

@@ -40,6 +40,11 @@ export interface SyncServiceOptions {
   /** Refresh requests arriving within this long are handled by one sync. */
   readonly debounceMs?: number
   readonly retryMaxMs: number
+  /**
+   * The backoff's cap while there is no snapshot to serve (default `UNREADY_RETRY_MAX_MS`, never
+   * above `retryMaxMs`).
+   */
+  readonly unreadyRetryMaxMs?: number
   readonly logger: SyncLogger
   readonly now: () => number
   readonly random: () => number
@@ -120,6 +125,15 @@ export interface SyncService {
   stop(): Promise<void>
 }
 
+/**
+ * Longest wait between retries while the instance has no snapshot (it answers 503 to every
+ * read and `/readyz` is 503). Containers usually start together: an instance started before the
+ * CMS must serve within seconds of it coming up, not after a backoff grown to `SYNC_RETRY_MAX`.
+ * The cost is one failing request (the page-size probe) every 2.5 to 5 s, from the one instance
+ * that syncs; the long backoff protects a CMS from replicas that already serve a snapshot.
+ */
+export const UNREADY_RETRY_MAX_MS = 5000
+
 const defaultTimers: Timers = {
   setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
@@ -134,6 +148,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   const progressEveryMs = options.progressEveryMs ?? 5000
   const fullIntervalMs = options.fullIntervalMs ?? Number.POSITIVE_INFINITY
   const debounceMs = options.debounceMs ?? 0
+  const unreadyRetryMaxMs = options.unreadyRetryMaxMs ?? UNREADY_RETRY_MAX_MS
   const pause = options.pause ?? nextTurn
   let current: Snapshot | undefined
   let dialect: Dialect | undefined
@@ -334,8 +349,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     if (stopped) return
     if (!result.ok) {
       // A CMS that says when to come back is believed, up to SYNC_RETRY_MAX: a gateway's
-      // `Retry-After: 86400` must not stop the syncs for a day.
-      const backoff = syncRetryDelay(status.consecutiveFailures, options.retryMaxMs, options.random)
+      // `Retry-After: 86400` must not stop the syncs for a day. Without a snapshot the backoff
+      // stays short (`UNREADY_RETRY_MAX_MS`); it grows from where the failures count once one is
+      // served (adopted, received from the leader).
+      const cap = current === undefined ? Math.min(unreadyRetryMaxMs, options.retryMaxMs) : options.retryMaxMs
+      const backoff = syncRetryDelay(status.consecutiveFailures, cap, options.random)
       const delay = Math.max(backoff, Math.min(result.retryAfterMs ?? 0, options.retryMaxMs))
       quietUntil = result.retryAfterMs === undefined ? 0 : options.now() + delay
       return setTimer('interval', delay)

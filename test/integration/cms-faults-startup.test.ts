@@ -2,7 +2,8 @@
  * The CMS down when cms-shield starts (issue 7): without a stored snapshot every API request gets
  * a clear 503 with Retry-After and `/readyz` says not ready; with one in SNAPSHOT_FILE readers get
  * its bytes at once and `/readyz` is ready while saying the CMS fails. Either way the retry the
- * sync schedules (injected timers, no sleeping) picks the CMS up once it is back. Also: a hung CMS
+ * sync schedules (injected timers, no sleeping) picks the CMS up once it is back: within 5 s of it
+ * when nothing serves meanwhile, after the usual backoff when a snapshot does. Also: a hung CMS
  * does not hold a shutdown back.
  */
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
@@ -12,6 +13,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
 import { freePort } from '../helpers/free-port.js'
 import { asServedByShield, type Harness } from '../helpers/start-shield.js'
+import { syncRetryDelay } from '../../src/sync/backoff.js'
+import { UNREADY_RETRY_MAX_MS } from '../../src/sync/sync-service.js'
 import {
   editPage, eventually, manualTimers, metric, PINO_WARN, READ_THROUGH_FAILED_MSG, readyz, scrape, served, snapshotUrls, startObserved,
   SYNC_FAILED_MSG, titleServed, type LogCapture,
@@ -87,6 +90,66 @@ describe('the CMS is down at start and nothing is stored', () => {
   })
 })
 
+/**
+ * Drives the sync's retries on an injected clock: each pending retry fires after the clock moved
+ * by its delay. `cmsUp` runs once when the clock reaches `upAfterMs`. Returns the waits, and
+ * when the instance was ready, in ms after the start.
+ */
+async function retryUntilSynced(
+  h: Harness, timers: ReturnType<typeof manualTimers>, clock: { ms: number }, upAfterMs: number, cmsUp: () => Promise<unknown>,
+): Promise<{ waits: number[]; syncedAfterMs: number }> {
+  const start = clock.ms
+  const waits: number[] = []
+  let up = false
+  while (h.app.shield.sync.status.consecutiveFailures > 0) {
+    expect(timers.pending()).toHaveLength(1)
+    const [wait] = timers.pending() as [number]
+    waits.push(wait)
+    clock.ms += wait
+    if (!up && clock.ms - start >= upAfterMs) {
+      await cmsUp()
+      up = true
+    }
+    timers.fireAll()
+    await h.app.shield.sync.syncNow()
+    if (clock.ms - start > 3_600_000) throw new Error(`still failing an hour in: waits ${waits.join(', ')}`)
+  }
+  return { waits, syncedAfterMs: clock.ms - start }
+}
+
+describe('the CMS comes up 30 s after cms-shield', () => {
+  it('with nothing to serve, retries at least every 5 s and is ready within 5 s of the CMS', async () => {
+    const port = await freePort()
+    const timers = manualTimers()
+    const clock = { ms: Date.now() }
+    // Jitter at its longest: every wait is the whole backoff.
+    const { h, logs } = await observed({
+      env: { UPSTREAM_URL: `http://127.0.0.1:${port}`, SYNC_RETRY_MAX: '5m' },
+      synced: false,
+      deps: { autoSync: true, timers: timers.timers, random: () => 1, now: () => clock.ms },
+    })
+    expect((await h.app.shield.sync.syncNow()).ok).toBe(false)
+    const down = await readyz(h)
+    expect(down.status).toBe(503)
+    expect(down.body).toMatchObject({ ready: false, snapshot: null, cms: 'failing', sync: { consecutiveFailures: 1, lastError: 'UPSTREAM_UNAVAILABLE: the CMS could not be reached' } })
+
+    const { waits, syncedAfterMs } = await retryUntilSynced(h, timers, clock, 30_000, () => fakeCms(port))
+    // 1 s doubling, then the unready cap: 1, 3, 7, 12, 17, 22, 27 s down; at 32 s the CMS answers.
+    expect(waits).toEqual([1000, 2000, 4000, 5000, 5000, 5000, 5000, 5000])
+    expect(Math.max(...waits)).toBeLessThanOrEqual(UNREADY_RETRY_MAX_MS)
+    expect(syncedAfterMs - 30_000).toBeLessThanOrEqual(UNREADY_RETRY_MAX_MS)
+
+    const ready = await readyz(h)
+    expect(ready.status).toBe(200)
+    expect(ready.body).toMatchObject({ ready: true, cms: 'ok', snapshot: { version: 1, pages: 89, ageSeconds: 0 }, sync: { consecutiveFailures: 0, lastError: null, lastMode: 'full' } })
+    expect(logs.withMessage(SYNC_FAILED_MSG).map((line) => line['failures'])).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
+    expect(logs.withMessage('sync: done')).toMatchObject([{ mode: 'full', pages: 89, changed: true, version: 1 }])
+    expect((await h.get('/api/v1/cms/pages/')).status).toBe(200)
+    // Served: the next sync is SYNC_INTERVAL away, as after any good sync.
+    expect(timers.pending()).toEqual([3_600_000])
+  })
+})
+
 describe('the CMS is down at start and SNAPSHOT_FILE holds the last good snapshot', () => {
   /** A CMS whose every connection is reset: down, at the same UPSTREAM_URL the snapshot was synced from. */
   const down = (cms: FakeWagtail) => cms.setFault(() => ({ type: 'reset' }))
@@ -140,6 +203,29 @@ describe('the CMS is down at start and SNAPSHOT_FILE holds the last good snapsho
     down(cms)
     const restarted = await observed({ sharedOrigin: cms, env: { SNAPSHOT_FILE: file }, synced: false })
     expect(await titleServed(restarted.h, edit.url)).toBe(edit.newTitle)
+  })
+
+  it('backs off up to SYNC_RETRY_MAX while it serves the stored snapshot, as before', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'cms-shield-faults-')), 'snapshot.bin')
+    const cms = await fakeCms()
+    const stored = await storeSnapshot(cms, file)
+    down(cms)
+    const timers = manualTimers()
+    const clock = { ms: Date.now() }
+    const { h, logs } = await observed({
+      sharedOrigin: cms, env: { SNAPSHOT_FILE: file, SYNC_RETRY_MAX: '5m' }, synced: false,
+      deps: { autoSync: true, timers: timers.timers, random: () => 1, now: () => clock.ms },
+    })
+    expect((await h.app.shield.sync.syncNow()).ok).toBe(false)
+    expect((await readyz(h)).body).toMatchObject({ ready: true, cms: 'failing', snapshot: { version: stored.version } })
+
+    const { waits, syncedAfterMs } = await retryUntilSynced(h, timers, clock, 30_000, async () => cms.setFault(undefined))
+    // The snapshot serves meanwhile: no short cap, 1 s doubling (1, 3, 7, 15 s down; 31 s up).
+    expect(waits).toEqual([1, 2, 3, 4, 5].map((failures) => syncRetryDelay(failures, 300_000, () => 1)))
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 16_000])
+    expect(syncedAfterMs).toBe(31_000)
+    expect(logs.withMessage(SYNC_FAILED_MSG).map((line) => line['keptVersion'])).toEqual(Array(5).fill(stored.version))
+    expect((await readyz(h)).body).toMatchObject({ ready: true, cms: 'ok', sync: { consecutiveFailures: 0 } })
   })
 
   it('does not serve a damaged file: not ready until the CMS is back', async () => {

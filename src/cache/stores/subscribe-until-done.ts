@@ -5,17 +5,27 @@
  * channels it had subscribed. A subscription is therefore retried in the background, each
  * attempt bounded by the command timeout, until it holds (or is cancelled): at once when the
  * connection reports `ready`, else after a growing delay.
+ *
+ * No SUBSCRIBE is sent while the connection says it is not ready (`status`): at start the
+ * connection is always still connecting, and a command sent then fails for that reason alone.
+ * Waiting for `ready` instead keeps a healthy start free of failures, so that `onFailure` hears
+ * only of attempts Redis itself refused or left unanswered.
  * @module
  */
 import { boundedCommand } from './bounded-command.js'
 
 export interface Subscribable {
   subscribe(channel: string): Promise<unknown>
+  /** ioredis' connection status (`ready` when commands can be sent); absent: always try. */
+  readonly status?: string
 }
 
 export interface SubscribeOptions {
   readonly commandTimeoutMs: number
-  /** Called after every failed attempt, `failures` counting from 1 (callers log the first only). */
+  /**
+   * Called after every failed attempt, `failures` counting from 1 (callers log the first only).
+   * Attempts are sent only on a ready connection: a failure is Redis refusing or not answering.
+   */
   readonly onFailure?: (error: unknown, failures: number) => void
   /** Registers a listener for the connection turning usable (ioredis' `ready`): a waiting retry then goes at once. */
   readonly onReady?: (listener: () => void) => void
@@ -40,10 +50,18 @@ export function subscribeUntilDone(subscriber: Subscribable, channel: string, op
   let cancelled = false
   let timer: NodeJS.Timeout | undefined
   let failures = 0
+  /** Checks made while the connection was not ready yet (the waits between them grow as after failures). */
+  let waits = 0
   const done = new Promise<void>((resolve) => {
     const attempt = () => {
       timer = undefined
       if (cancelled || subscribed) return
+      if (subscriber.status !== undefined && subscriber.status !== 'ready') {
+        // `ready` (onReady) ends the wait at once; the timer covers a caller that gave no onReady.
+        waits += 1
+        timer = setTimeout(attempt, resubscribeDelayMs(waits)).unref()
+        return
+      }
       boundedCommand(`subscribe ${channel}`, () => subscriber.subscribe(channel), options.commandTimeoutMs).then(
         () => {
           subscribed = true
