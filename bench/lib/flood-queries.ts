@@ -15,7 +15,7 @@ const API = '/api/v1/cms/pages/'
 /** Orderable database fields of every page (Wagtail's `Page`), both directions. */
 const ORDERS = ['title', '-title', 'id', '-id', 'slug', '-slug', 'first_published_at', '-first_published_at']
 /** `fields=` variants Wagtail accepts for any page type. */
-const FIELDS = ['title', '-title', 'seo_title,search_description', '_,id,title', '*', '-detail_url,-html_url', 'parent', 'show_in_menus,slug']
+const FIELDS = ['title', '-title', 'seo_title,search_description', '_,id,title', '*', '-detail_url,-html_url', 'html_url,first_published_at', 'show_in_menus,slug']
 /** Above any id the generated sites use, below the database's integer range (a larger one is refused locally). */
 const ABSENT_ID_BASE = 100_000_000
 

@@ -435,6 +435,10 @@ export async function floodScenario(ctx: FloodContext): Promise<void> {
       ctx.warn(`flood: documented endpoints answered ${quietRead.notOk} non-200 and ${quietRead.errors} errors (quiet), ${floodRead.notOk} and ${floodRead.errors} (flood)`)
     }
     if (byClass === undefined) ctx.log('  /metrics: cms_shield_cms_requests_total has no class label; counting read-through at the fake CMS only')
+    else if (Math.abs((byClass.read_through ?? 0) - readThrough) > 5 + 0.05 * readThrough) {
+      // Two counts of the same requests: one of them (cms-shield's classes, or the fake CMS's shapes) is wrong.
+      ctx.warn(`flood: cms-shield counted ${byClass.read_through ?? 0} read_through CMS requests, the fake CMS ${readThrough} client-caused ones`)
+    }
 
     ctx.results.flood = {
       settings: { ...settings, shieldEnv, run },
