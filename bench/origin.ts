@@ -10,7 +10,9 @@
  *   bench-origin ready api=http://127.0.0.1:<port> control=http://127.0.0.1:<port> pages=<n>
  *
  * Control API (JSON in, JSON out):
- *   GET  /hits            CMS requests since the last reset: {total, list, detail, find, other}
+ *   GET  /hits            CMS requests since the last reset: {total, list, detail, find, other, shapes}, where
+ *                         shapes counts them by what caused them (bench/lib/request-shape.ts): the sync, or
+ *                         read-through of a search, an order, an unknown type, a find by path, a detail with a query…
  *   POST /hits/reset      zero them
  *   POST /latency         {"ms": 250}: delay before every answer
  *   POST /site            {"pages": 10000, "seed": 1}: replace the tree with a generated one
@@ -28,6 +30,8 @@ import { createServer } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { formatWagtailTimestamp, GENERATED_ROOT_ID, generateSite, startFakeWagtail } from '../test/fake-wagtail/index.js'
 import type { FakePage } from '../test/fake-wagtail/index.js'
+import { requestShape } from './lib/request-shape.js'
+import type { RequestShape } from './lib/request-shape.js'
 
 /** How many page ids `/site` and `/info` hand back: enough to spread detail hits, small enough to stay cheap. */
 const SAMPLE_IDS = 2_000
@@ -53,6 +57,13 @@ let edits = 0
 let created = new Set<number>()
 
 const origin = await startFakeWagtail({ pages, latencyMs, host: '127.0.0.1', port: 0, recordRequests: false })
+
+/** CMS requests by shape since the last reset: the sync's own, and read-through by what a client asked. */
+let shapes: Partial<Record<RequestShape, number>> = {}
+origin.onRequest((request) => {
+  const shape = requestShape(request.kind, request.query)
+  shapes[shape] = (shapes[shape] ?? 0) + 1
+})
 
 /** Every `step`-th id of the current tree (root excluded), at most SAMPLE_IDS of them. */
 function sampleIds(): number[] {
@@ -207,11 +218,12 @@ async function control(req: IncomingMessage, res: ServerResponse): Promise<void>
   let answer: unknown
   switch (route) {
     case 'GET /hits':
-      answer = { ...origin.hits }
+      answer = { ...origin.hits, shapes }
       break
     case 'POST /hits/reset':
       origin.resetHits()
-      answer = { ...origin.hits }
+      shapes = {}
+      answer = { ...origin.hits, shapes }
       break
     case 'POST /latency': {
       const body = await readJson(req)

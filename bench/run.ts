@@ -27,11 +27,12 @@ import { BenchChild, cpuPinning, killAllChildrenNow, pinSelf, processMemory, sto
 import { check, fmtBytes, fmtInt, fmtMs, fmtRatio, markdownTable, renderRows, verdict } from './lib/report.js'
 import type { Check, Row } from './lib/report.js'
 import { mean, round, spread, summarize } from './lib/stats.js'
+import { floodEstimateMs, floodScenario } from './scenarios/flood.js'
 
 // ---------------------------------------------------------------------------------------------
 // Configuration
 
-const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'logging', 'cold', 'sync', 'large'] as const
+const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'logging', 'cold', 'sync', 'large', 'flood'] as const
 type ScenarioId = (typeof SCENARIOS)[number]
 
 function envNumber(name: string, fallback: number, min: number, max: number): number {
@@ -106,6 +107,13 @@ const config = {
   coldClients: Math.round(envNumber('BENCH_COLD_CLIENTS', 200, 1, 2_000)),
   coldDelayMs: Math.round(envNumber('BENCH_COLD_DELAY_MS', 250, 0, 10_000)),
   swapIntervalMs: Math.round(envNumber('BENCH_SWAP_INTERVAL_MS', 500, 50, 60_000)),
+  flood: {
+    seconds: envNumber('BENCH_FLOOD_SECONDS', 30, 2, 600),
+    concurrency: Math.round(envNumber('BENCH_FLOOD_CONCURRENCY', 200, 1, 2_000)),
+    readers: Math.round(envNumber('BENCH_FLOOD_READERS', 8, 1, 256)),
+    latencyMs: Math.round(envNumber('BENCH_FLOOD_LATENCY_MS', 100, 0, 10_000)),
+    timeoutMs: Math.round(envNumber('BENCH_FLOOD_TIMEOUT_MS', 5_000, 100, 60_000)),
+  },
   quietWaitS: envNumber('BENCH_QUIET_WAIT', 20, 0, 600),
   only: envScenarios(),
   shieldEnv: envShieldExtras(),
@@ -140,12 +148,12 @@ function warn(message: string): void {
 const selected = (id: ScenarioId): boolean => config.only.has(id)
 
 /** The order the scenarios run in: the ones with targets first, the informational list rows last. */
-const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'logging', 'cold', 'sync', 'large', 'readthrough', 'list']
+const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'logging', 'cold', 'sync', 'large', 'readthrough', 'list', 'flood']
 /**
  * Which scenario keeps its time when not all fit before the deadline, most important first: the
  * required rows, then the cheap rows with targets, then 304 (long, with a target), then the rest.
  */
-const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list']
+const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'flood']
 
 /** `targets`: cms-shield and the baselines (4 in the detail row with the four-header baseline). */
 function estimateThroughputMs(targets = 3): number {
@@ -161,6 +169,8 @@ function estimateMs(id: ScenarioId): number {
       return config.rounds * (2 * config.coldDelayMs + 400) + 10_000
     case 'sync':
       return 1.5 * idealSyncS() * 1000 + 25_000
+    case 'flood':
+      return floodEstimateMs(config.flood)
     case 'large':
       return 140_000 * (config.largePages / 100_000) + 30_000 + (2 * (config.durationS + 0.3) + Math.max(2, config.warmupS)) * 1000
     default:
@@ -318,7 +328,8 @@ interface Shield extends LoadTarget {
   readyAfterMs: number
 }
 
-async function startShield(label: string, origin: Origin, logLevel: 'warn' | 'info', readyTimeoutMs: number): Promise<Shield> {
+/** `env`: variables of this scenario's own (BENCH_SHIELD_ENV still wins). */
+async function startShield(label: string, origin: Origin, logLevel: 'warn' | 'info', readyTimeoutMs: number, env: Record<string, string> = {}): Promise<Shield> {
   if (workDir === undefined) throw new Error('no work directory')
   const port = await freePort()
   const token = randomBytes(24).toString('hex')
@@ -336,6 +347,7 @@ async function startShield(label: string, origin: Origin, logLevel: 'warn' | 'in
       FULL_SYNC_INTERVAL: '168h',
       REFRESH_TOKEN: token,
       CACHE_TTL: '24h',
+      ...env,
       ...config.shieldEnv,
     },
     stdoutFile: logFile,
@@ -349,7 +361,10 @@ async function startShield(label: string, origin: Origin, logLevel: 'warn' | 'in
   return { name: 'cms-shield', origin: url, pid: child.pid, child, token, logFile, readyAfterMs: performance.now() - spawnedAt }
 }
 
-async function shieldMetrics(shield: Shield): Promise<MetricSample[]> {
+/** What the helpers below need of a cms-shield: where it listens. */
+type ShieldAddress = Pick<Shield, 'origin'>
+
+async function shieldMetrics(shield: ShieldAddress): Promise<MetricSample[]> {
   const response = await call(`${shield.origin}/metrics`, { timeoutMs: 10_000 })
   if (response.status !== 200) throw new Error(`/metrics: ${response.status}`)
   return parseMetrics(response.body.toString('utf8'))
@@ -364,7 +379,7 @@ interface ReadyBody {
  * Waits until no sync runs and none has started for a second (a PURGE's refresh waits out
  * REFRESH_DEBOUNCE before it counts as running, so "not running" alone is not enough).
  */
-async function shieldIdle(shield: Shield, timeoutMs: number): Promise<void> {
+async function shieldIdle(shield: ShieldAddress, timeoutMs: number): Promise<void> {
   let quietSince: number | undefined
   let lastRuns = Number.NaN
   await waitFor('cms-shield sync idle', timeoutMs, 200, async () => {
@@ -381,7 +396,7 @@ async function shieldIdle(shield: Shield, timeoutMs: number): Promise<void> {
 }
 
 /** Runs `trigger`, then waits until cms-shield has finished one more sync than before. */
-async function afterOneSync(shield: Shield, timeoutMs: number, trigger: () => Promise<void>): Promise<number> {
+async function afterOneSync(shield: ShieldAddress, timeoutMs: number, trigger: () => Promise<void>): Promise<number> {
   const runs = (samples: MetricSample[]): number => metricSum(samples, 'cms_shield_sync_runs_total')
   const before = runs(await shieldMetrics(shield))
   const started = performance.now()
@@ -1252,6 +1267,28 @@ async function largePhase(origin: Origin): Promise<void> {
   }
 }
 
+/** The flood scenario lives in scenarios/flood.ts; it gets this run's processes, waits and report. */
+async function floodPhase(origin: Origin): Promise<void> {
+  if (spareMs('flood') < estimateMs('flood')) {
+    skip('flood', 'not enough time left before BENCH_MAX_SECONDS')
+    return
+  }
+  await floodScenario({
+    settings: { ...config.flood, shieldEnv: config.shieldEnv, harnessCpu: pinning?.harness },
+    origin,
+    startShield: (label, env) => startShield(label, origin, 'warn', 60_000, env),
+    shieldMetrics,
+    shieldIdle,
+    afterOneSync,
+    addCheck,
+    rows,
+    results,
+    waitQuiet: (label) => quiet('flood', label),
+    log,
+    warn,
+  })
+}
+
 // ---------------------------------------------------------------------------------------------
 // Main, with every way out stopping the children
 
@@ -1303,14 +1340,13 @@ async function main(): Promise<void> {
   }
   if (selected('sync')) await syncPhase(origin)
   if (selected('large')) await largePhase(origin)
-  if (shield && site && last.length > 0) {
-    if (selected('sync') || selected('large')) {
-      const restored = await postJson<SiteInfo>(`${origin.control}/site`, { pages: config.pages }, 120_000)
-      if (restored.pages !== site.pages) throw new Error('the origin did not get the throughput site back')
-    }
-    await throughputPhase(last, shield, site)
+  if ((selected('sync') || selected('large')) && (last.length > 0 || selected('flood'))) {
+    const restored = await postJson<SiteInfo>(`${origin.control}/site`, { pages: config.pages }, 120_000)
+    if (site && restored.pages !== site.pages) throw new Error('the origin did not get the throughput site back')
   }
+  if (shield && site && last.length > 0) await throughputPhase(last, shield, site)
   await shield?.child.stop()
+  if (selected('flood')) await floodPhase(origin)
   await origin.child.stop()
 }
 
