@@ -70,7 +70,12 @@ describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
     expect(plan('limit=1', 'application/xml').kind).toBe('error')
     expect(plan('limit=1', 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8').kind).toBe('index')
     expect(plan('limit=1', 'application/json; indent=2').kind).toBe('index')
-    expect(plan('format=json', 'text/plain').kind).toBe('index')
+    // `?format=` keeps only that format's renderer, which the Accept header must then take.
+    expect(plan('format=json', 'text/plain').kind).toBe('error')
+    expect(plan('format=json', 'text/html').kind).toBe('error')
+    expect(plan('format=json', 'application/json').kind).toBe('index')
+    expect(plan('format=api', 'application/json').kind).toBe('error')
+    expect(plan('format=api', 'text/html').kind).toBe('index')
     // An empty `?format=` is falsy to DRF: no renderer is filtered out, Accept still counts.
     expect(plan('format=&limit=1').kind).toBe('index')
     expect(plan('format=', 'text/plain').kind).toBe('error')

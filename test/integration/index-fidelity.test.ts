@@ -114,6 +114,23 @@ describe('Wagtail\'s 400/404/406 texts for the index\'s parameters (spec §2), a
     expect(browser.status).toBe(200)
     expect(browser.headers['content-type']).toBe('application/json')
   })
+
+  it("answers DRF's 406 when ?format= keeps a renderer the Accept header does not take, before any 400 the query would get", async () => {
+    for (const [query, accept] of [
+      ['?format=json&limit=1', 'application/xml'],
+      ['?format=json&limit=abc&order=nope', 'text/html'],
+      ['?format=api&child_of=abc', 'application/json'],
+      ['?format=api&limit=1', 'application/json;q=0.9'],
+    ] as const) {
+      for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${pages[1]!.id}/`, '/api/v1/cms/pages/find/']) {
+        const { status, cmsHits } = await expectSameAsCms(h, `${path}${query}`, { headers: { accept } })
+        expect(status, `${path}${query} Accept: ${accept}`).toBe(406)
+        expect(cmsHits).toBe(0)
+      }
+    }
+    // A renderer the format keeps that the header takes: answered as usual.
+    expect((await h.get('/api/v1/cms/pages/?format=json&limit=1', { accept: 'application/*' })).status).toBe(200)
+  })
 })
 
 describe('detail answers from the index', () => {
