@@ -34,6 +34,7 @@ describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
     ['descendant_of=abc', 400, 'descendant_of must be a positive integer'],
     ['descendant_of=999', 400, "ancestor page doesn't exist"],
     ['descendant_of=3&child_of=3', 400, 'filtering by descendant_of with child_of is not supported'],
+    ['child_of=3&descendant_of=3&order=nope', 400, 'filtering by descendant_of with child_of is not supported'],
     ['ancestor_of=abc', 400, 'ancestor_of must be a positive integer'],
     ['ancestor_of=999', 400, "descendant page doesn't exist"],
     ['type=abc', 400, "type doesn't exist"],
@@ -87,6 +88,11 @@ describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
       kind: 'error',
       error: { status: 400, body: { message: "type doesn't exist" } },
     })
+  })
+
+  it('combines child_of and descendant_of when ancestor_of stands between them, as Wagtail\'s filters run', () => {
+    const combined = plan('child_of=3&ancestor_of=5&descendant_of=3')
+    expect(combined.kind).not.toBe('error')
   })
 
   it('uses the CMS\'s own maximum and default page size', () => {

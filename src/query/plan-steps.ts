@@ -217,7 +217,10 @@ export function treeFilters(params: QueryParams, snapshot: Snapshot): Step<TreeF
   if (!('value' in childOf)) return childOf
   const ancestorOf = pageParam(params, 'ancestor_of', snapshot, wagtailErrors.ancestorOfMissing)
   if (!('value' in ancestorOf)) return ancestorOf
-  if (params.has('descendant_of') && childOf.value !== undefined) {
+  // ChildOfFilter marks the queryset it returns, and DescendantOfFilter refuses a marked one. The
+  // mark is an attribute on that queryset object: AncestorOfFilter's `.ancestor_of()` returns a new
+  // queryset without it, so with `ancestor_of` given the three filters simply combine.
+  if (params.has('descendant_of') && childOf.value !== undefined && !params.has('ancestor_of')) {
     return { error: wagtailErrors.descendantOfWithChildOf }
   }
   const descendantOf = pageParam(params, 'descendant_of', snapshot, wagtailErrors.descendantOfMissing)

@@ -79,9 +79,12 @@ export function compileQuery(query: QueryDict, context: QueryContext, mode: Quer
   const ancestorOf = pageParameter(query, 'ancestor_of', context.index, "descendant page doesn't exist", false)
   if (ancestorOf) predicates.push((node) => node.pre < ancestorOf.pre && ancestorOf.pre < node.end)
   if (query.has('descendant_of')) {
-    if (childOf) throw badRequest('filtering by descendant_of with child_of is not supported')
+    // Wagtail's ChildOfFilter leaves a mark on the queryset it returns; `ancestor_of` filters it
+    // into a new queryset, which does not carry the mark, so only then the two combine.
+    if (childOf && !ancestorOf) throw badRequest('filtering by descendant_of with child_of is not supported')
     const ancestor = pageParameter(query, 'descendant_of', context.index, "ancestor page doesn't exist", true)
-    if (ancestor) scope = { kind: 'descendants', ancestor }
+    if (ancestor && scope.kind === 'children') predicates.push((node) => ancestor.pre < node.pre && node.pre < ancestor.end)
+    else if (ancestor) scope = { kind: 'descendants', ancestor }
   }
   const ordering = compileOrdering(query, dbFields, context.version)
   if (pageParameter(query, 'translation_of', context.index, "translation_of page doesn't exist", true)) {

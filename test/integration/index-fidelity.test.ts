@@ -47,6 +47,10 @@ describe('list answers from the index', () => {
     `?descendant_of=${landing().id}`,
     '?descendant_of=root&limit=100',
     `?ancestor_of=${deep().id}`,
+    // With ancestor_of between them, child_of and descendant_of combine (Wagtail's mark is lost).
+    `?child_of=${deep().parentId}&ancestor_of=${deep().id}&descendant_of=root`,
+    `?child_of=${pages.find((p) => p.id === deep().parentId)!.parentId}&ancestor_of=${deep().id}&descendant_of=${root().id}`,
+    `?child_of=${root().id}&ancestor_of=${deep().id}&descendant_of=${landing().id}`,
     '?type=cms.GenericPage',
     '?type=cms.genericpage,cms.LandingPage&limit=50',
     '?type=cms.RedirectPage',
