@@ -10,7 +10,7 @@ import {
 } from './snapshot-codec.js'
 
 const ORIGIN = { upstreamUrl: 'https://cms.example.com/wagtail', baseUrl: 'https://api.example.com' }
-const DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: false }
+const DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: false, nulInTextFilter: 'refused' }
 
 function page(id: number, parentId: number | null, extra: Partial<SyncedPage> = {}): SyncedPage {
   return {

@@ -119,7 +119,9 @@ function metadataBytes(input: SnapshotMetadata, pageCount: number): Buffer {
       fullSyncedAt: input.fullSyncedAt ?? input.syncedAt,
       version: input.version,
       fingerprint: input.fingerprint,
-      dialect: { limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery },
+      dialect: {
+        limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery, nulInTextFilter: dialect.nulInTextFilter,
+      },
       pageCount,
     }),
     'utf8',
@@ -332,10 +334,11 @@ function isCount(value: unknown): value is number {
 
 function readDialect(value: unknown): Dialect | undefined {
   if (!isObject(value)) return undefined
-  const { limitMax, emptyTypeIgnored, findKeepsQuery } = value
+  const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter } = value
   if (limitMax !== null && !isCount(limitMax)) return undefined
   if (typeof emptyTypeIgnored !== 'boolean' || typeof findKeepsQuery !== 'boolean') return undefined
-  return { limitMax, emptyTypeIgnored, findKeepsQuery }
+  // Learned later than the others: a snapshot stored before has none, and gets the refusal.
+  return { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter: nulInTextFilter === 'matches-nothing' ? 'matches-nothing' : 'refused' }
 }
 
 function readPage(line: unknown): SyncedPage | undefined {

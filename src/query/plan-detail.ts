@@ -82,7 +82,7 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   // queryset. Such a reason needs the CMS only for a page the locally known part could match.
   let afterLookup: string | undefined
 
-  const fields = fieldFilters(params)
+  const fields = fieldFilters(params, snapshot.dialect)
   if ('error' in fields) return { kind: 'error', error: fields.error }
   if ('forward' in fields) return forward(fields.forward)
   if (fields.value.needsCms) {

@@ -53,7 +53,7 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
     return { kind: 'error', error: wagtailErrors.unknownParameters(unknown.sort(byCodePoint)) }
   }
 
-  const fields = fieldFilters(params)
+  const fields = fieldFilters(params, snapshot.dialect)
   if ('error' in fields) return { kind: 'error', error: fields.error }
   if ('forward' in fields) return forward(fields.forward)
 

@@ -4,7 +4,7 @@
  * the CMS when it does not. The first step that fails wins, as in Wagtail.
  * @module
  */
-import type { Snapshot } from '../tree/snapshot.js'
+import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { NOTHING_KNOWN_ABSENT, typeKey, type KnownAbsent } from './known-absent.js'
 import { djangoDateTime } from './django-datetime.js'
 import { pythonInt } from './python-int.js'
@@ -138,15 +138,18 @@ const STRING_FILTERS = {
  * Django would; the first bad value is the error. `first_published_at` and `alias_of` are
  * validated here but filtered by the CMS.
  */
-export function fieldFilters(params: QueryParams): Step<{ filters: PageFilters; needsCms: boolean }> {
+export function fieldFilters(params: QueryParams, dialect: Pick<Dialect, 'nulInTextFilter'>): Step<{ filters: PageFilters; needsCms: boolean }> {
   const filters: { -readonly [K in keyof PageFilters]: PageFilters[K] } = {}
   let needsCms = false
   const fields = new Set<string>(FILTER_FIELDS)
   for (const [key, value] of params.items()) {
     if (!fields.has(key)) continue
     // Booleans, integers and foreign keys are converted first, so a NUL fails their conversion;
-    // the NUL check (6.2+) guards only the values passed to the database as text (spec §2).
-    if (value.includes('\u0000') && !CONVERTED_FIELDS.has(key)) return { error: wagtailErrors.fieldFilterNul(key) }
+    // the NUL check (6.2+) guards only the values passed to the database as text. Older versions
+    // pass it on, and the equality below then matches no page, as the CMS's own database did.
+    if (value.includes('\u0000') && !CONVERTED_FIELDS.has(key) && dialect.nulInTextFilter === 'refused') {
+      return { error: wagtailErrors.fieldFilterNul(key) }
+    }
     if (key === 'id') {
       const parsed = pythonInt(value)
       if (!parsed.ok) return { error: wagtailErrors.fieldFilterInvalid(value, key, parsed.message) }

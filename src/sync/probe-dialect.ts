@@ -1,7 +1,8 @@
 /**
  * Learns, from the CMS itself, the answers that differ between Wagtail versions and settings
  * (design.md, "Behave like the CMS you front"): its largest page size, whether it ignores
- * `type=`, and whether find keeps the query string. Three small requests, once per process.
+ * `type=`, whether find keeps the query string, and what a NUL in a text filter does. Four small
+ * requests, once per process.
  * @module
  */
 import type { Dialect } from '../tree/snapshot.js'
@@ -34,10 +35,17 @@ export async function probeFindKeepsQuery(get: UpstreamGet, pagesPath: string, p
   return location.includes('?')
 }
 
+/** `title=%00`: refused with a 400 (6.2+), an empty page (older, SQLite), or a 500 (older, PostgreSQL). */
+export async function probeNulInTextFilter(get: UpstreamGet, pagesPath: string, signal?: AbortSignal): Promise<Dialect['nulInTextFilter']> {
+  const answer = await get(`${pagesPath}?title=%00&limit=1`, signal)
+  return answer.status === 200 ? 'matches-nothing' : 'refused'
+}
+
 export async function probeDialect(get: UpstreamGet, pagesPath: string, rootId: number, signal?: AbortSignal): Promise<Omit<Dialect, 'limitMax'>> {
-  const [emptyTypeIgnored, findKeepsQuery] = await Promise.all([
+  const [emptyTypeIgnored, findKeepsQuery, nulInTextFilter] = await Promise.all([
     probeEmptyTypeIgnored(get, pagesPath, signal),
     probeFindKeepsQuery(get, pagesPath, rootId, signal),
+    probeNulInTextFilter(get, pagesPath, signal),
   ])
-  return { emptyTypeIgnored, findKeepsQuery }
+  return { emptyTypeIgnored, findKeepsQuery, nulInTextFilter }
 }

@@ -15,6 +15,13 @@ export interface Dialect {
   readonly emptyTypeIgnored: boolean
   /** Wagtail 7.1+ keeps the other query parameters on find's redirect and always appends `?`. */
   readonly findKeepsQuery: boolean
+  /**
+   * A NUL in a text field filter (`title=a%00`): Wagtail 6.2+ refuses it with a 400; older ones
+   * pass it to the database, where SQLite matches nothing (`matches-nothing`) and PostgreSQL
+   * fails (cms-shield answers the 400 then: never a 5xx). Absent in snapshots stored before it
+   * was learned: read as `refused`.
+   */
+  readonly nulInTextFilter: 'refused' | 'matches-nothing'
 }
 
 /** One page as the index needs it, with its pre-rendered bytes. */

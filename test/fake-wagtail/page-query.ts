@@ -12,7 +12,7 @@ import { parsePyInt, pyRepr, toSafeNumber } from './python-semantics.js'
 import type { QueryDict } from './query-dict.js'
 import { visibleDescendants } from './site-index.js'
 import type { PageNode, SiteIndex, SiteUrls } from './site-index.js'
-import type { WagtailVersion } from './types.js'
+import { isLegacyWagtail, type WagtailVersion } from './types.js'
 
 /** `BaseAPIViewSet.known_query_parameters` + `PagesAPIViewSet`'s additions (spec §2). */
 const KNOWN_PARAMETERS = new Set([
@@ -143,7 +143,7 @@ function resolveTypes(query: QueryDict, context: QueryContext): { model: PageMod
   const raw = query.get('type') ?? 'wagtailcore.Page'
   if (raw === '') {
     // 5.2+ ignore `type=`; 4.1–5.1 answer 400 (spec §10).
-    if (context.version === '5.1') throw badRequest("type doesn't exist")
+    if (isLegacyWagtail(context.version)) throw badRequest("type doesn't exist")
     return { model: BASE_PAGE_MODEL }
   }
   const models = raw.split(',').map((name) => context.models.resolve(name))
@@ -240,6 +240,7 @@ function fieldPredicate(field: string, value: string, extraKind: FieldKind | und
   if (value.includes('\0')) {
     // 6.2+ reject NUL; older versions pass it to the database (a 500 on PostgreSQL) — spec §2.
     if (version === '5.1') throw new ServerError('NUL in filter value')
+    if (version === '4.1') return () => false
     throw badRequest(`field filter error. null characters are not allowed for ${field}`)
   }
   if (kind === 'datetime') {
@@ -353,7 +354,7 @@ function compileOrdering(query: QueryDict, dbFields: readonly string[], version:
   const raw = query.get('order') as string
   const orderable = new Set(dbFields)
   const unknown = (name: string): ApiError => badRequest(`cannot order by '${name}' (unknown field)`)
-  const names = version === '5.1' ? [raw] : raw.split(',')
+  const names = isLegacyWagtail(version) ? [raw] : raw.split(',')
   if (names.includes('random')) {
     if (names.length > 1) throw badRequest('random ordering cannot be combined with other fields')
     if (query.has('offset')) throw badRequest('random ordering with offset is not supported')

@@ -36,8 +36,17 @@ export interface FakePage {
   extra?: Record<string, unknown>
 }
 
-/** Behaviour switches that differ by Wagtail version (spec §10). */
-export type WagtailVersion = '7.4' | '7.0' | '5.1'
+/**
+ * Behaviour switches that differ by Wagtail version. `5.1` stands for 4.1–6.1 on PostgreSQL (a NUL
+ * in a text filter reaches the database and fails with a 500); `4.1` is the same versions on
+ * SQLite, where such a filter simply matches nothing.
+ */
+export type WagtailVersion = '7.4' | '7.0' | '5.1' | '4.1'
+
+/** 4.1–6.1, whatever the database: the answers that do not depend on it. */
+export function isLegacyWagtail(version: WagtailVersion): boolean {
+  return version === '5.1' || version === '4.1'
+}
 
 export interface FakeWagtailOptions {
   pages: FakePage[]

@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Fault, FaultContext } from '../fake-wagtail/index.js'
+import { expectSameAsCms } from './compare.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
 let h: Harness | undefined
@@ -209,4 +210,21 @@ describe('changes and readiness', () => {
     const response = await h.get('/api/v1/cms/pages/find/?id=2&fields=_,id')
     expect(response.headers['location']).toBe('https://shield.example/api/v1/cms/pages/2/')
   })
+
+  for (const [version, status] of [['4.1', 200], ['7.4', 400]] as const) {
+    it(`answers a NUL in a text filter as Wagtail ${version} does (${status}), learned from the CMS, asking it nothing`, async () => {
+      h = await startShield({ origin: { version } })
+      const page = h.origin.pages()[3]!
+      for (const url of [
+        '/api/v1/cms/pages/?title=a%00',
+        '/api/v1/cms/pages/?slug=x%00y&child_of=root',
+        '/api/v1/cms/pages/?seo_title=%00&limit=1',
+        `/api/v1/cms/pages/${page.id}/?title=${encodeURIComponent(page.title)}%00`,
+      ]) {
+        const compared = await expectSameAsCms(h, url)
+        expect(compared.status, url).toBe(url.includes(`/${page.id}/`) && status === 200 ? 404 : status)
+        expect(compared.cmsHits, url).toBe(0)
+      }
+    })
+  }
 })
