@@ -13,6 +13,7 @@ import { KNOWN_LISTING_PARAMETERS, planListing } from '../query/plan-listing.js'
 import { FILTER_FIELDS } from '../query/plan-steps.js'
 import type { ListQuery } from '../query/plan-types.js'
 import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
+import { safePageIdValue } from '../query/page-id-values.js'
 import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
 import { responseKeys, tagHeaders } from '../tree/surrogate-keys.js'
@@ -102,12 +103,15 @@ function forwardKey(view: 'list' | 'detail' | 'find', pathId: string, request: P
   return `${view}\u0000${pathId}\u0000${request.rawQuery ?? '\u0001'}\u0000${request.accept ?? '\u0001'}`
 }
 
-/** List and detail read only the last value of each key, and ignore `_` and `format` (negotiated here). */
+/**
+ * List and detail read only the last value of each key, and ignore `_` and `format` (negotiated
+ * here). Page ids no page can have go as ids the CMS's database takes (`page-id-values.ts`).
+ */
 function forwardedQuery(params: QueryParams): string {
   const pairs = params
     .items()
     .filter(([key]) => key !== '_' && key !== 'format')
-    .map(([key, value]) => `${quotePlus(key)}=${quotePlus(value)}`)
+    .map(([key, value]) => `${quotePlus(key)}=${quotePlus(safePageIdValue(key, value))}`)
   return pairs.length === 0 ? '' : `?${pairs.join('&')}`
 }
 
@@ -354,7 +358,11 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         // `format=api` was negotiated here; sent on, the CMS would pick its HTML renderer and
         // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
         // repeats the query in its Location.
-        const query = djangoUrlencode(params.lists().filter(([key]) => key !== 'format' || params.get('format') !== 'api'))
+        const query = djangoUrlencode(
+          params.lists()
+            .filter(([key]) => key !== 'format' || params.get('format') !== 'api')
+            .map(([key, values]) => [key, values.map((value) => safePageIdValue(key, value))]),
+        )
         const learn = learnerOf('find', memoKey, params, snapshot)
         return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params, learn)), request)
       }

@@ -232,6 +232,11 @@ function fieldPredicate(field: string, value: string, extraKind: FieldKind | und
         ? `invalid literal for int() with base 10: ${pyRepr(value)}`
         : `Field 'id' expected a number but got ${pyRepr(value)}.`)
     }
+    // Past 64 bits the database cannot take the number: Django 5 turns an `id` lookup into an
+    // empty result, but a foreign key's, and any lookup on older versions, fail with a 500.
+    if ((kind === 'foreign-key' || isLegacyWagtail(version)) && (parsed > 2n ** 63n - 1n || parsed < -(2n ** 63n))) {
+      throw new ServerError(`integer out of range for ${field}`)
+    }
     // Out-of-range integers match nothing (Django 5 turns the lookup into an empty result).
     const wanted = toSafeNumber(parsed)
     if (wanted === undefined) return () => false

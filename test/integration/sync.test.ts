@@ -211,6 +211,29 @@ describe('changes and readiness', () => {
     expect(response.headers['location']).toBe('https://shield.example/api/v1/cms/pages/2/')
   })
 
+  for (const version of ['4.1', '7.4'] as const) {
+    it(`sends Wagtail ${version} no page id its database cannot take, answering what the query means instead of a 5xx`, async () => {
+      h = await startShield({ origin: { version } })
+      const page = h.origin.pages()[3]!
+      const huge = '99999999999999999999'
+      for (const [url, same] of [
+        [`/api/v1/cms/pages/?id=${huge}&order=id`, '/api/v1/cms/pages/?id=0&order=id'],
+        [`/api/v1/cms/pages/?id=-${huge}&fields=title`, '/api/v1/cms/pages/?id=0&fields=title'],
+        [`/api/v1/cms/pages/?alias_of=${huge}&order=-id`, '/api/v1/cms/pages/?alias_of=0&order=-id'],
+        [`/api/v1/cms/pages/?translation_of=${huge}`, '/api/v1/cms/pages/?translation_of=0'],
+        [`/api/v1/cms/pages/?translation_of=-${huge}`, '/api/v1/cms/pages/?translation_of=-1'],
+        [`/api/v1/cms/pages/${page.id}/?id=${huge}&order=title&fields=title`, `/api/v1/cms/pages/${page.id}/?id=0&order=title&fields=title`],
+        [`/api/v1/cms/pages/find/?html_path=/no/such/page/&id=${huge}`, '/api/v1/cms/pages/find/?html_path=/no/such/page/&id=0'],
+      ] as const) {
+        const shield = await h.get(url)
+        const cms = await h.origin_get(same)
+        expect(shield.status, url).toBe(cms.status)
+        expect(shield.status, url).toBeLessThan(500)
+        expect(shield.body, url).toBe(cms.body.replaceAll('http://localhost/api/v1/cms/', 'https://shield.example/api/v1/cms/'))
+      }
+    })
+  }
+
   for (const [version, status] of [['4.1', 200], ['7.4', 400]] as const) {
     it(`answers a NUL in a text filter as Wagtail ${version} does (${status}), learned from the CMS, asking it nothing`, async () => {
       h = await startShield({ origin: { version } })
