@@ -129,7 +129,9 @@ function documented(request: VerifyRequest, cms: Answer, shield: Answer): Verdic
   if (shield.status === 414 && tooLong) {
     return { outcome: 'documented', notes: ['cms-shield does not forward a query this long (414)'], group: 'documented: long query' }
   }
-  if (cms.status >= 500 && shield.status < 500) {
+  // A 4xx of its own in the API's envelope, or (an offset past any integer) an empty page.
+  const emptyPage = shield.status === 200 && member(parseJson(shield), 'items')?.t === 'array' && canonicalJson(member(parseJson(shield), 'items')!) === '[]'
+  if (cms.status >= 500 && ((shield.status >= 400 && shield.status < 500) || emptyPage || (request.method === 'HEAD' && shield.status < 500))) {
     return {
       outcome: 'documented',
       notes: [`the CMS answered ${cms.status}; cms-shield answers this input itself with ${shield.status}`],
@@ -137,7 +139,7 @@ function documented(request: VerifyRequest, cms: Answer, shield: Answer): Verdic
     }
   }
   // Wagtail's browsable API (format=api, Accept: text/html) is HTML; cms-shield has none and answers JSON.
-  const asksForHtml = queryOf(request.target).get('format') === 'api' || (request.accept ?? '').includes('text/html')
+  const asksForHtml = queryOf(request.target).getAll('format').at(-1) === 'api' || (request.accept ?? '').includes('text/html')
   if (asksForHtml && cms.status === shield.status && mediaType(cms) === 'text/html' && mediaType(shield) === 'application/json') {
     return { outcome: 'documented', notes: ['the CMS answered its browsable API (HTML); cms-shield answers JSON'], group: 'documented: browsable API' }
   }
