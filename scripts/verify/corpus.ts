@@ -225,7 +225,9 @@ function randomDraft(ctx: Ctx): Draft {
   if (roll < 0.5) return { view: 'listing', target: listing(randomParams(ctx, LISTING_KEYS, r.int(2, 4))), kind: 'combination' }
   if (roll < 0.62) return { view: 'listing', target: listing(typed(ctx)), kind: 'typed' }
   if (roll < 0.77) {
-    const query = randomParams(ctx, ['fields', 'format', '_', 'type', 'limit', 'foo'], r.int(0, 2))
+    // Mostly what a detail takes; sometimes a listing's parameter, which the detail view must refuse as Wagtail does.
+    const keys = r.chance(0.6) ? ['fields', 'format', '_', 'type', 'foo'] : LISTING_KEYS
+    const query = randomParams(ctx, keys, r.int(0, 2))
     return { view: 'detail', target: query.length === 0 ? detailPath(ctx) : `${detailPath(ctx)}?${query.join('&')}`, kind: 'detail' }
   }
   if (roll < 0.88) return { view: 'find', target: `${API_PATH}find/?${findQuery(ctx).join('&')}`, kind: 'find' }
