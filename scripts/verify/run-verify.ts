@@ -1,0 +1,120 @@
+/**
+ * The verifier's core, without the command line: discover the CMS, build the corpus, send every
+ * request to both sides at the operator's rate, and compare. The CLI and the tests call this.
+ * @module
+ */
+import { compareExchanges } from './compare-answers.js'
+import { API_PATH, buildCorpus } from './corpus.js'
+import { detailBase, discoverSite } from './discover-site.js'
+import { endpoint, type Endpoint } from './http-exchange.js'
+import { pacer } from './pacer.js'
+import type { Bases, Exchange, Outcome, Result, SiteModel, VerifyRequest } from './types.js'
+
+export interface VerifyOptions {
+  /** The CMS's base URL (as cms-shield's UPSTREAM_URL): its API is `<cms>/api/v1/cms/pages/`. */
+  readonly cms: string
+  readonly shield: string
+  /** The base of the shield's detail_urls (its BASE_URL); learned from its own answers when absent. */
+  readonly shieldBase?: string
+  readonly requests: number
+  readonly seed: number
+  /** Requests per second to each side (discovery's included, on the CMS). */
+  readonly rate: number
+  readonly timeoutMs: number
+  readonly log?: (line: string) => void
+  /** How often progress is logged at least (default 2 s); also at every 5 %. */
+  readonly progressEveryMs?: number
+}
+
+export interface VerifyRun {
+  readonly bases: Bases
+  readonly site: SiteModel
+  readonly discoveryRequests: number
+  readonly results: readonly Result[]
+  readonly counts: Readonly<Record<Outcome, number>>
+}
+
+const USER_AGENT = 'cms-shield-verify'
+
+function headersFor(request: VerifyRequest): Record<string, string> {
+  return request.accept === undefined ? { 'user-agent': USER_AGENT } : { 'user-agent': USER_AGENT, accept: request.accept }
+}
+
+/** The shield's detail_url base, from its own detail of a page the CMS listed. */
+async function learnShieldBase(shield: Endpoint, id: number, paced: <T>(work: () => Promise<T>) => Promise<T>): Promise<string | undefined> {
+  const exchange = await paced(() => shield.send('GET', `${API_PATH}${id}/`, { 'user-agent': USER_AGENT }))
+  if (!exchange.ok || exchange.answer.status !== 200) return undefined
+  try {
+    const body = JSON.parse(exchange.answer.body.toString('utf8')) as { meta?: { detail_url?: unknown } }
+    return typeof body.meta?.detail_url === 'string' ? detailBase(body.meta.detail_url, id) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+export function emptyCounts(): Record<Outcome, number> {
+  return { identical: 0, documented: 0, differ: 0, 'over-budget': 0, failed: 0 }
+}
+
+export async function runVerify(options: VerifyOptions): Promise<VerifyRun> {
+  const log = options.log ?? (() => undefined)
+  // A slow side must not let requests pile up: at most a second's worth (and at least 2) in flight.
+  const inFlight = Math.max(2, Math.min(64, Math.ceil(options.rate)))
+  const cms = endpoint(options.cms, options.timeoutMs, inFlight)
+  const shield = endpoint(options.shield, options.timeoutMs, inFlight)
+  const slots = pacer(options.rate, inFlight)
+  const paced = async <T>(work: () => Promise<T>): Promise<T> => {
+    await slots.acquire()
+    try {
+      return await work()
+    } finally {
+      slots.release()
+    }
+  }
+  try {
+    const discovery = await discoverSite((target) => paced(() => cms.send('GET', target, { 'user-agent': USER_AGENT })), log)
+    const firstId = discovery.site.pages[0]!.id
+    const shieldBase = options.shieldBase?.replace(/\/+$/, '') ?? (await learnShieldBase(shield, firstId, paced)) ?? shield.base
+    const bases: Bases = { cms: discovery.detailBase, shield: shieldBase }
+    log(`verify: detail_url base ${bases.cms} (CMS) is compared as ${bases.shield} (shield)`)
+
+    const corpus = buildCorpus(discovery.site, options.seed, options.requests)
+    const counts = emptyCounts()
+    const results: Result[] = new Array(corpus.length)
+    let done = 0
+    let lastLog = performance.now()
+    let lastStep = 0
+    const every = options.progressEveryMs ?? 2000
+    const progress = (): void => {
+      const step = Math.floor((done * 20) / corpus.length)
+      if (done === corpus.length || step > lastStep || performance.now() - lastLog >= every) {
+        lastStep = step
+        lastLog = performance.now()
+        const notSame = counts.differ + counts.failed + counts['over-budget']
+        log(`verify: ${done}/${corpus.length} sent, ${notSame} differ${counts['over-budget'] > 0 ? ` (${counts['over-budget']} over the shield's budget)` : ''}`)
+      }
+    }
+    const one = async (request: VerifyRequest): Promise<void> => {
+      const headers = headersFor(request)
+      const [theirs, ours]: [Exchange, Exchange] = await Promise.all([
+        cms.send(request.method, request.target, headers),
+        shield.send(request.method, request.target, headers),
+      ])
+      const verdict = compareExchanges(request, theirs, ours, bases)
+      results[request.n] = { request, verdict, cms: theirs, shield: ours }
+      counts[verdict.outcome]++
+      done++
+      progress()
+    }
+    const running: Promise<void>[] = []
+    for (const request of corpus) {
+      await slots.acquire()
+      running.push(one(request).finally(() => slots.release()))
+    }
+    await Promise.all(running)
+    return { bases, site: discovery.site, discoveryRequests: discovery.requests, results, counts }
+  } finally {
+    cms.close()
+    shield.close()
+  }
+}

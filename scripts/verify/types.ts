@@ -1,0 +1,100 @@
+/**
+ * Shapes shared by the verifier's modules: what is sent, what came back, and what the comparison
+ * made of it.
+ * @module
+ */
+
+export type View = 'listing' | 'detail' | 'find'
+export type Method = 'GET' | 'HEAD' | 'OPTIONS'
+
+/** One request of the corpus; `target` is the raw path and query, already percent-encoded. */
+export interface VerifyRequest {
+  readonly n: number
+  readonly method: Method
+  readonly view: View
+  readonly target: string
+  /** Absent: no Accept header at all. */
+  readonly accept?: string
+  /** What the generator meant to exercise, for grouping the report. */
+  readonly kind: string
+}
+
+export interface Answer {
+  readonly status: number
+  /** Lower-cased names; repeated headers joined with `, `. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: Buffer
+}
+
+/** An answer, or why there was none (timeout, refused connection, …). */
+export type Exchange = { readonly ok: true; readonly answer: Answer } | { readonly ok: false; readonly error: string }
+
+export type Outcome =
+  /** The same after the documented rewrites (detail_url base, Vary without Cookie). */
+  | 'identical'
+  /** Different in a way README's "Where cms-shield differs from Wagtail, on purpose" lists. */
+  | 'documented'
+  | 'differ'
+  /** The shield's read-through budget refused (429/503 with Retry-After): nothing to compare. */
+  | 'over-budget'
+  /** One side gave no answer. */
+  | 'failed'
+
+export interface Verdict {
+  readonly outcome: Outcome
+  /** Human-readable lines: the first differing header or JSON path, or the documented reason. */
+  readonly notes: readonly string[]
+  /** A short key to group like differences in the report (`status`, `header vary`, `body $.meta`). */
+  readonly group?: string
+}
+
+/** Where the two sides put their API links: `detail_url` and `Location` are rewritten from one to the other. */
+export interface Bases {
+  readonly cms: string
+  readonly shield: string
+}
+
+export interface Result {
+  readonly request: VerifyRequest
+  readonly verdict: Verdict
+  readonly cms: Exchange
+  readonly shield: Exchange
+}
+
+/** A page as discovery saw it in the CMS's listing. */
+export interface SitePage {
+  readonly id: number
+  readonly type: string
+  readonly title: string
+  readonly slug: string
+  /** The path of `html_url` (`/about/team/`), for `find/?html_path=`; null without an html_url. */
+  readonly htmlPath: string | null
+  readonly firstPublishedAt: string | null
+  readonly seoTitle?: string
+  readonly searchDescription?: string
+  readonly locale?: string
+}
+
+/** A page type and what its own serializer offers, from `?type=T&fields=*` and one detail. */
+export interface SiteType {
+  readonly name: string
+  readonly count: number
+  /** Field names of `fields=*` in the listing (top level, `meta` members included). */
+  readonly fields: readonly string[]
+  /** `[name, value]` of the detail's short scalar fields: candidates for `?type=T&name=value`. */
+  readonly filters: readonly (readonly [string, string])[]
+  /** Object-valued fields and their keys, for `fields=name(key)`. */
+  readonly nested: readonly (readonly [string, readonly string[]])[]
+}
+
+/** What the corpus is built from; everything in it came from the CMS. */
+export interface SiteModel {
+  /** The CMS's largest page size, or null when it has none. */
+  readonly limitMax: number | null
+  readonly totalCount: number
+  readonly pages: readonly SitePage[]
+  readonly types: readonly SiteType[]
+  /** `host` and `host:port` of the sites the pages' html_urls name. */
+  readonly hosts: readonly string[]
+  readonly locales: readonly string[]
+}
