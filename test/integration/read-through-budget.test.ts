@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { startShield, UNLIMITED_READ_THROUGH, type Harness } from '../helpers/start-shield.js'
-import { captureLogs, metric, scrape, snapshotUrls } from './cms-faults-support.js'
+import { captureLogs, eventually, manualTimers, metric, scrape, snapshotUrls } from './cms-faults-support.js'
 
 let h: Harness | undefined
 afterEach(async () => {
@@ -17,7 +17,7 @@ const T0 = 1_700_000_000_000
 
 async function start(env: Record<string, string>, clock: { now: number }, logStream?: { write(line: string): void }) {
   return startShield({
-    env: { ...UNLIMITED_READ_THROUGH, READ_THROUGH_ADAPTIVE: 'false', ...env, ...(logStream ? { LOG_LEVEL: 'info' } : {}) },
+    env: { ...UNLIMITED_READ_THROUGH, READ_THROUGH_ADAPTIVE: 'false', READ_THROUGH_QUEUE_TIMEOUT: '0s', ...env, ...(logStream ? { LOG_LEVEL: 'info' } : {}) },
     deps: { now: () => clock.now, ...(logStream ? { logger: undefined, logStream } : {}) },
   })
 }
@@ -57,6 +57,25 @@ describe('read-through budget', () => {
     const samples = await scrape(h)
     expect(metric(samples, 'cms_shield_read_through_rejections_total', { reason: 'client_share' })).toBe(3)
     expect(metric(samples, 'cms_shield_http_requests_total', { status: '429' })).toBe(3)
+  })
+
+  it('holds a refusal for the client\'s share for READ_THROUGH_QUEUE_TIMEOUT, so a client sending as fast as it is answered slows down', async () => {
+    const timers = manualTimers()
+    h = await startShield({
+      env: { ...UNLIMITED_READ_THROUGH, READ_THROUGH_CLIENT_RATE: '1', READ_THROUGH_CLIENT_BURST: '1', READ_THROUGH_QUEUE_TIMEOUT: '750ms' },
+      deps: { now: () => T0, timers: timers.timers },
+    })
+    expect((await from(h, '203.0.113.7', search(1))).status).toBe(200)
+    let answered: { status: number } | undefined
+    const refused = from(h, '203.0.113.7', search(2)).then((answer) => (answered = answer))
+    await eventually(() => timers.pending().includes(750), 'the refusal is held')
+    expect(answered).toBeUndefined()
+    // Meanwhile every other reader is answered at once.
+    expect((await from(h, '198.51.100.1', search(3))).status).toBe(200)
+    timers.fireAll()
+    await refused
+    expect(answered!.status).toBe(429)
+    expect(h.origin.hits.total).toBeGreaterThan(0)
   })
 
   it('answers 503 with Retry-After once the CMS budget is spent, whoever asks, and lets misses through again as it refills', async () => {

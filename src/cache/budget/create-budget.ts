@@ -92,6 +92,9 @@ export function createBudget(options: CreateBudgetOptions): ReadThroughBudget {
     }),
     cms,
     busyRetryAfterMs: 1000,
+    // The same bounded wait a miss may spend queueing for a place (README, "Protecting the CMS").
+    clientRefusalDelayMs: settings.queueTimeoutMs,
+    timers: options.timers,
     onRefused: (reason, client) => {
       if (reason === 'client_share' && client !== undefined) warnOverShare(client)
       options.onRefused?.(reason)

@@ -3,7 +3,9 @@
  * order, each step refusing at once or after a bounded wait:
  *
  * 1. the client's own share (a token bucket per client address, in this process): one client
- *    sending distinct misses spends its own share, not everyone's — refused with 429;
+ *    sending distinct misses spends its own share, not everyone's — refused with 429, held for
+ *    `clientRefusalDelayMs` first, so that a client sending as fast as it is answered slows to
+ *    the pace of its refusals instead of taking the CPU every other reader needs;
  * 2. a place among the requests in flight (`adaptive-limit.ts`), waited for at most
  *    READ_THROUGH_QUEUE_TIMEOUT — refused with 503;
  * 3. the CMS budget (`shared-bucket.ts`, one for the cluster with Redis) — refused with 503.
@@ -48,20 +50,44 @@ export interface ReadThroughBudgetOptions {
   readonly busyRetryAfterMs: number
   /** Told of every refusal (metrics, the rate-limited log line). */
   readonly onRefused?: (reason: RefusalReason, client: string | undefined) => void
+  /** How long a refusal for the client's share is held before it is answered (0: at once). */
+  readonly clientRefusalDelayMs?: number
+  /** Most refusals held at once; past it they are answered at once. */
+  readonly maxHeldRefusals?: number
+  /** Needed with a `clientRefusalDelayMs`. */
+  readonly timers?: { setTimeout(callback: () => void, ms: number): unknown }
 }
 
 export function createReadThroughBudget(options: ReadThroughBudgetOptions): ReadThroughBudget {
   const { clients, gate, cms } = options
+  const holdMs = options.clientRefusalDelayMs ?? 0
+  const maxHeld = options.maxHeldRefusals ?? 1_000
+  let held = 0
   const refuse = (reason: RefusalReason, retryAfterMs: number, client: string | undefined): Admission => {
     options.onRefused?.(reason, client)
     return { ok: false, reason, retryAfterMs }
+  }
+
+  /** A bounded wait before a client hears it is over its share. */
+  async function hold(): Promise<void> {
+    if (holdMs <= 0 || !options.timers || held >= maxHeld) return
+    held++
+    try {
+      await new Promise<void>((resolve) => options.timers!.setTimeout(resolve, holdMs))
+    } finally {
+      held--
+    }
   }
 
   return {
     async admit(client) {
       if (client !== undefined) {
         const share = clients.take(client)
-        if (!share.ok) return refuse('client_share', share.retryAfterMs, client)
+        if (!share.ok) {
+          const refusal = refuse('client_share', share.retryAfterMs, client)
+          await hold()
+          return refusal
+        }
       }
       const place = await gate.acquire()
       if (!place.ok) {
