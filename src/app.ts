@@ -187,6 +187,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     },
     ...(shared ? { redis: { client: shared.client, key: `${config.redisPrefix}budget:read-through`, isUp: () => shared.isUp() } } : {}),
     now,
+    random,
     timers,
     logger: app.log,
     onRefused: (reason) => events.emit('budget', { reason }),

@@ -113,6 +113,21 @@ function errorCode(error: unknown): string | undefined {
   return isProxyError(error) ? error.code : undefined
 }
 
+/**
+ * The error for a miss the budget refused. A flood makes thousands a second, and where one was
+ * raised says nothing (the reason and client do): no stack is captured for it.
+ */
+function refusalError(reason: string, retryAfterMs: number, client: string | undefined): Error {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    const code = reason === 'client_share' ? 'READ_THROUGH_CLIENT_SHARE' : 'READ_THROUGH_OVER_BUDGET'
+    return createError(code, `read-through refused (${reason})`, { details: { reason, retryAfterMs, client } })
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
+
 /** A refusal by the budget: the CMS was not asked, so it says nothing about the CMS's health. */
 export function isOverBudget(error: unknown): boolean {
   return isProxyError(error, 'READ_THROUGH_CLIENT_SHARE') || isProxyError(error, 'READ_THROUGH_OVER_BUDGET')
@@ -168,12 +183,7 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
     const budget = options.budget
     if (!budget) return options.load(pathAndQuery)
     const admission = await budget.admit(client)
-    if (!admission.ok) {
-      const code = admission.reason === 'client_share' ? 'READ_THROUGH_CLIENT_SHARE' : 'READ_THROUGH_OVER_BUDGET'
-      throw createError(code, `read-through refused (${admission.reason})`, {
-        details: { reason: admission.reason, retryAfterMs: admission.retryAfterMs, client },
-      })
-    }
+    if (!admission.ok) throw refusalError(admission.reason, admission.retryAfterMs, client)
     const elapsed = options.elapsed ?? (() => performance.now())
     const started = elapsed()
     try {

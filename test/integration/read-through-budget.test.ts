@@ -63,7 +63,7 @@ describe('read-through budget', () => {
     const timers = manualTimers()
     h = await startShield({
       env: { ...UNLIMITED_READ_THROUGH, READ_THROUGH_CLIENT_RATE: '1', READ_THROUGH_CLIENT_BURST: '1', READ_THROUGH_QUEUE_TIMEOUT: '750ms' },
-      deps: { now: () => T0, timers: timers.timers },
+      deps: { now: () => T0, random: () => 1, timers: timers.timers },
     })
     expect((await from(h, '203.0.113.7', search(1))).status).toBe(200)
     let answered: { status: number } | undefined

@@ -30,6 +30,7 @@ export interface CreateBudgetOptions {
   /** With Redis: the cluster's bucket lives at `key`. */
   readonly redis?: { readonly client: RedisClient; readonly key: string; isUp(): boolean }
   readonly now: () => number
+  readonly random: () => number
   readonly timers: GateTimers
   readonly logger: BudgetLogger
   readonly onRefused?: (reason: RefusalReason) => void
@@ -95,6 +96,7 @@ export function createBudget(options: CreateBudgetOptions): ReadThroughBudget {
     // The same bounded wait a miss may spend queueing for a place (README, "Protecting the CMS").
     clientRefusalDelayMs: settings.queueTimeoutMs,
     timers: options.timers,
+    random: options.random,
     onRefused: (reason, client) => {
       if (reason === 'client_share' && client !== undefined) warnOverShare(client)
       options.onRefused?.(reason)

@@ -56,6 +56,8 @@ export interface ReadThroughBudgetOptions {
   readonly maxHeldRefusals?: number
   /** Needed with a `clientRefusalDelayMs`. */
   readonly timers?: { setTimeout(callback: () => void, ms: number): unknown }
+  /** Spreads the holds (see `hold`); default Math.random. */
+  readonly random?: () => number
 }
 
 export function createReadThroughBudget(options: ReadThroughBudgetOptions): ReadThroughBudget {
@@ -68,12 +70,17 @@ export function createReadThroughBudget(options: ReadThroughBudgetOptions): Read
     return { ok: false, reason, retryAfterMs }
   }
 
-  /** A bounded wait before a client hears it is over its share. */
+  /**
+   * A bounded wait before a client hears it is over its share: between half of `holdMs` and all of
+   * it, at random, so that the refusals of a client's many connections do not come back (and its
+   * next requests arrive) in one burst that every other reader would queue behind.
+   */
   async function hold(): Promise<void> {
     if (holdMs <= 0 || !options.timers || held >= maxHeld) return
     held++
     try {
-      await new Promise<void>((resolve) => options.timers!.setTimeout(resolve, holdMs))
+      const ms = Math.round(holdMs * (0.5 + 0.5 * (options.random ?? Math.random)()))
+      await new Promise<void>((resolve) => options.timers!.setTimeout(resolve, ms))
     } finally {
       held--
     }
