@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { freePort } from '../helpers/free-port.js'
 import { asServedByShield, type Harness } from '../helpers/start-shield.js'
 import { syncRetryDelay } from '../../src/sync/backoff.js'
@@ -38,6 +39,32 @@ async function fakeCms(port?: number): Promise<FakeWagtail> {
 }
 
 const NOT_READY = { message: 'cms-shield has not loaded the page tree yet' }
+
+/**
+ * A CMS that is down: its port is held by a server that drops every connection, so no other
+ * test's server can take the port meanwhile (tests run in parallel). `up()` starts the fake CMS
+ * on the same port.
+ */
+async function downCms(): Promise<{ port: number; up(): Promise<FakeWagtail> }> {
+  const sockets = new Set<Socket>()
+  const holder = createServer((socket) => {
+    sockets.add(socket)
+    socket.destroy()
+  })
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve))
+  const port = (holder.address() as AddressInfo).port
+  const release = () => new Promise<void>((resolve) => holder.close(() => resolve()))
+  cleanups.push(async () => {
+    if (holder.listening) await release()
+  })
+  return {
+    port,
+    async up() {
+      await release()
+      return fakeCms(port)
+    },
+  }
+}
 
 describe('the CMS is down at start and nothing is stored', () => {
   it('answers every API request 503 with Retry-After, is not ready, and serves once a scheduled retry reaches the CMS', async () => {
@@ -119,7 +146,8 @@ async function retryUntilSynced(
 
 describe('the CMS comes up 30 s after cms-shield', () => {
   it('with nothing to serve, retries at least every 5 s and is ready within 5 s of the CMS', async () => {
-    const port = await freePort()
+    const cms = await downCms()
+    const port = cms.port
     const timers = manualTimers()
     const clock = { ms: Date.now() }
     // Jitter at its longest: every wait is the whole backoff.
@@ -133,7 +161,7 @@ describe('the CMS comes up 30 s after cms-shield', () => {
     expect(down.status).toBe(503)
     expect(down.body).toMatchObject({ ready: false, snapshot: null, cms: 'failing', sync: { consecutiveFailures: 1, lastError: 'UPSTREAM_UNAVAILABLE: the CMS could not be reached' } })
 
-    const { waits, syncedAfterMs } = await retryUntilSynced(h, timers, clock, 30_000, () => fakeCms(port))
+    const { waits, syncedAfterMs } = await retryUntilSynced(h, timers, clock, 30_000, () => cms.up())
     // 1 s doubling, then the unready cap: 1, 3, 7, 12, 17, 22, 27 s down; at 32 s the CMS answers.
     expect(waits).toEqual([1000, 2000, 4000, 5000, 5000, 5000, 5000, 5000])
     expect(Math.max(...waits)).toBeLessThanOrEqual(UNREADY_RETRY_MAX_MS)
