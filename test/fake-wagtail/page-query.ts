@@ -159,8 +159,9 @@ function resolveTypes(query: QueryDict, context: QueryContext): { model: PageMod
  * escape → Django 500 (verified for `site=nope` and `site=localhost:abc`).
  */
 function checkSite(query: QueryDict, urls: SiteUrls): void {
-  const site = query.get('site')
-  if (!site) return
+  // `if "site" in request.GET:` — an empty value is looked up too, and no Site has an empty hostname.
+  if (!query.has('site')) return
+  const site = query.get('site') ?? ''
   const own = new URL(urls.siteUrl)
   const ownPort = own.port || (own.protocol === 'https:' ? '443' : '80')
   const colon = site.indexOf(':')
