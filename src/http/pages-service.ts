@@ -25,7 +25,7 @@ import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type Http
 import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
 import { etagOf } from './validators.js'
 import { renderList } from './render-list.js'
-import { wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
+import { notAcceptableIn, wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
 
 export interface PagesRequest {
   /** The query string after `?`, raw; `undefined` when the URL had no `?`. */
@@ -60,6 +60,8 @@ export interface PagesService {
   /** @param pathId the digits of `/pages/<id>/`, leading zeros included. */
   detail(pathId: string, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
   find(request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
+  /** DRF's 406 in the CMS's language, for the views' OPTIONS (which negotiate too). */
+  notAcceptable(): WagtailError
 }
 
 export const PAGES_PATH = '/api/v1/cms/pages/'
@@ -213,7 +215,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
    * The 4xx for a forwarded query that a CMS answering everything else (`cmsHealthy`) failed with a
    * 500 on a value only it can judge (spec §2 table): an unknown `site=` (Wagtail ≤ 7.x 500, 8.0
    * this 404), a filter on a field of the page type's own or a date it parses, a non-numeric `id` next to find's
-   * `html_path`. `undefined`: a 502 it is, the CMS itself is failing (a 500 on `search=` is the
+   * `html_path`, an `order` by an API field that is no database column (Wagtail ≤ 7.0).
+   * `undefined`: a 502 it is, the CMS itself is failing (a 500 on `search=` is the
    * search backend, not the input).
    */
   function cmsFailedOnInput(error: unknown, params: QueryParams | undefined): WagtailError | undefined {
@@ -221,6 +224,10 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (!(options.cmsHealthy?.() ?? false)) return undefined
     if (params.get('site') !== undefined) return wagtailErrors.siteNotFound
     if (params.get('html_path') !== undefined && !/^\d+$/.test(params.get('id') ?? '0')) return wagtailErrors.findNotFound
+    // Wagtail ≤ 7.0 lets an API field that is no database column (`type`, `html_url`…) through
+    // OrderingFilter's check and fails in the query: 7.1+'s 400 for the first field named.
+    const order = params.get('order')
+    if (order !== undefined && order !== '' && order !== 'random') return wagtailErrors.cannotOrderBy(order.split(',')[0]!)
     return params.keys().some((key) => !GENERIC_PARAMETERS.has(key) || PARSED_BY_THE_CMS.has(key)) ? wagtailErrors.cmsRejectedQuery : undefined
   }
 
@@ -338,7 +345,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const id = Number(BigInt(pathId))
         const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
         const learn = learnerOf('detail', memoKey, params, snapshot)
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${BigInt(pathId)}/${forwardedQuery(params)}`, scope, params, learn)), request)
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${safePageIdValue('id', String(BigInt(pathId)))}/${forwardedQuery(params)}`, scope, params, learn)), request)
       }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
@@ -369,6 +376,11 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''
       return redirectAnswer(`${base}${PAGES_PATH}${plan.id}/${query}`)
+    },
+
+    notAcceptable() {
+      const snapshot = options.snapshot()
+      return snapshot ? notAcceptableIn(snapshot.dialect.notAcceptableText) : wagtailErrors.notAcceptable
     },
 
   }

@@ -10,7 +10,7 @@ import {
 } from './snapshot-codec.js'
 
 const ORIGIN = { upstreamUrl: 'https://cms.example.com/wagtail', baseUrl: 'https://api.example.com' }
-const DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: false, nulInTextFilter: 'refused' }
+const DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: false, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' }
 
 function page(id: number, parentId: number | null, extra: Partial<SyncedPage> = {}): SyncedPage {
   return {

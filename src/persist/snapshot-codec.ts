@@ -38,6 +38,7 @@ import {
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
 import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
+import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
 
 /**
  * The format this build writes and the only one it reads. 2: the fingerprint hashes per-block
@@ -121,6 +122,7 @@ function metadataBytes(input: SnapshotMetadata, pageCount: number): Buffer {
       fingerprint: input.fingerprint,
       dialect: {
         limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery, nulInTextFilter: dialect.nulInTextFilter,
+        notAcceptableText: dialect.notAcceptableText,
       },
       pageCount,
     }),
@@ -334,11 +336,15 @@ function isCount(value: unknown): value is number {
 
 function readDialect(value: unknown): Dialect | undefined {
   if (!isObject(value)) return undefined
-  const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter } = value
+  const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText } = value
   if (limitMax !== null && !isCount(limitMax)) return undefined
   if (typeof emptyTypeIgnored !== 'boolean' || typeof findKeepsQuery !== 'boolean') return undefined
   // Learned later than the others: a snapshot stored before has none, and gets the refusal.
-  return { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter: nulInTextFilter === 'matches-nothing' ? 'matches-nothing' : 'refused' }
+  return {
+    limitMax, emptyTypeIgnored, findKeepsQuery,
+    nulInTextFilter: nulInTextFilter === 'matches-nothing' ? 'matches-nothing' : 'refused',
+    notAcceptableText: typeof notAcceptableText === 'string' && notAcceptableText !== '' ? notAcceptableText : NOT_ACCEPTABLE_TEXT,
+  }
 }
 
 function readPage(line: unknown): SyncedPage | undefined {

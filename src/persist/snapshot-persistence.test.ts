@@ -15,7 +15,7 @@ function snapshotAt(syncedAt: number, version: number, title = 'Home'): Snapshot
     { id: 1, parentId: null, type: 'home.HomePage', title, slug: 'home', showInMenus: false, seoTitle: '', searchDescription: '', listItem: `{"title": "${title}"}`, detail: `{"v": ${version}}` },
     { id: 2, parentId: 1, type: 'blog.BlogPage', title: 'Blog', slug: 'blog', showInMenus: true, seoTitle: '', searchDescription: '', listItem: '{}', detail: '{"n": 1e400}' },
   ]
-  return buildSnapshot(pages, { version, syncedAt, dialect: { limitMax: null, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' } })
+  return buildSnapshot(pages, { version, syncedAt, dialect: { limitMax: null, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' } })
 }
 
 function recordingLogger() {

@@ -38,7 +38,7 @@ function acceptable(accept: string, renderers: readonly Renderer[]): boolean {
  * `Accept: application/xml` is a 406, and `format=api` with `Accept: application/json` too: the
  * browsable renderer serves only text/html. Both come before any validation of the query.
  */
-export function negotiate(params: QueryParams, accept: string | undefined): WagtailError | undefined {
+export function negotiate(params: QueryParams, accept: string | undefined, notAcceptable: WagtailError = wagtailErrors.notAcceptable): WagtailError | undefined {
   const format = params.get('format')
   let renderers = ALL_RENDERERS
   // DRF's `if format:`: an empty `?format=` filters nothing and negotiation goes on.
@@ -48,5 +48,5 @@ export function negotiate(params: QueryParams, accept: string | undefined): Wagt
     else return wagtailErrors.unknownFormat
   }
   if (accept === undefined || accept.trim() === '') return undefined
-  return acceptable(accept, renderers) ? undefined : wagtailErrors.notAcceptable
+  return acceptable(accept, renderers) ? undefined : notAcceptable
 }

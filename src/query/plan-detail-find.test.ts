@@ -175,7 +175,6 @@ describe('planDetail: what Wagtail reads only once it has the page (get_object_o
     ['999', 'translation_of=4&fields=title'],
     ['999', 'locale=en&fields=title'],
     ['999', 'search=blog&fields=title'],
-    ['999', 'ancestor_of=root&fields=title'],
     // Values the database itself may fail on.
     ['999', 'alias_of=99999999999999999999'],
     ['999', 'first_published_at=9999-12-31T23:00:00-05:00'],

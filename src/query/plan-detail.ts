@@ -16,7 +16,7 @@ import type { KnownAbsent } from './known-absent.js'
 import {
   FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, resolveTypes, siteFilter, toPageId, treeFilters, type TreeFilters,
 } from './plan-steps.js'
-import { DATABASE_INT_MAX } from './wagtail-messages.js'
+import { DATABASE_INT_MAX, notAcceptableIn } from './wagtail-messages.js'
 
 const KNOWN = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS])
 
@@ -58,7 +58,7 @@ function databaseTakesFilterValues(params: QueryParams): boolean {
  * @param known what the CMS said does not exist under this snapshot.
  */
 export function planDetail(pathId: string, params: QueryParams, snapshot: Snapshot, accept?: string, known?: KnownAbsent): DetailPlan {
-  const refused = negotiate(params, accept)
+  const refused = negotiate(params, accept, notAcceptableIn(snapshot.dialect.notAcceptableText))
   if (refused) return { kind: 'error', error: refused }
   // The id is forwarded without its leading zeros (pages-service.ts).
   const forwardedId = /^[0-9]+$/.test(pathId) ? String(BigInt(pathId)) : pathId

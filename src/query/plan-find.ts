@@ -11,14 +11,14 @@ import type { QueryParams } from './query-params.js'
 import type { FindPlan } from './plan-types.js'
 import { findPathKey, NOTHING_KNOWN_ABSENT, type KnownAbsent } from './known-absent.js'
 import { resolveTypes, siteFilter, toPageId } from './plan-steps.js'
-import { wagtailErrors } from './wagtail-messages.js'
+import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
 
 /**
  * @param known what the CMS said does not exist under this snapshot: `type` names, and
  * `html_path`s that gave no page in the queryset their `type` and `site` choose.
  */
 export function planFind(params: QueryParams, snapshot: Snapshot, accept?: string, known: KnownAbsent = NOTHING_KNOWN_ABSENT): FindPlan {
-  const refused = negotiate(params, accept)
+  const refused = negotiate(params, accept, notAcceptableIn(snapshot.dialect.notAcceptableText))
   if (refused) return { kind: 'error', error: refused }
   const rawId = params.get('id')
   const htmlPath = params.get('html_path')

@@ -9,7 +9,7 @@ import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
 import { FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, resolveTypes, siteFilter, treeFilters } from './plan-steps.js'
-import { wagtailErrors } from './wagtail-messages.js'
+import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
 
 /** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (spec §2, identical 4.1 → 7.x). */
 export const KNOWN_LISTING_PARAMETERS: ReadonlySet<string> = new Set([
@@ -32,7 +32,7 @@ function byCodePoint(a: string, b: string): number {
 
 /** @param known what the CMS said does not exist under this snapshot (`type` names). */
 export function planListing(params: QueryParams, snapshot: Snapshot, accept?: string, known?: KnownAbsent): ListPlan {
-  const refused = negotiate(params, accept)
+  const refused = negotiate(params, accept, notAcceptableIn(snapshot.dialect.notAcceptableText))
   if (refused) return { kind: 'error', error: refused }
   const forward = (reason: string) => forwardUnlessDoomed(params, snapshot, reason, { view: 'listing' })
 

@@ -196,8 +196,7 @@ function pageParam(
   const parsed = pythonInt(raw)
   if (!parsed.ok || parsed.value < 0n) {
     if (raw === 'root' && key !== 'ancestor_of') return { value: snapshot.rootId }
-    // ancestor_of=root is not documented anywhere; let the CMS answer it.
-    if (raw === 'root') return { forward: 'ancestor_of=root' }
+    // AncestorOfFilter has no `root`: Wagtail 4.1 and 7.x both answer it as any other non-integer.
     return { error: wagtailErrors.positiveInteger(key) }
   }
   const id = toPageId(parsed.value)

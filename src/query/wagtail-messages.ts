@@ -19,11 +19,26 @@ export const DATABASE_INT_MAX = 2n ** 63n - 1n
 const badRequest = (message: string): WagtailError => ({ status: 400, body: { message } })
 const notFound = (message: string): WagtailError => ({ status: 404, body: { message } })
 
+/** DRF's 406 text in English, its default language. */
+export const NOT_ACCEPTABLE_TEXT = 'Could not satisfy the request Accept header.'
+
+const notAcceptableByText = new Map<string, WagtailError>()
+
+/** DRF's 406 in the CMS's own words (one object per text, so its rendered answer is built once). */
+export function notAcceptableIn(text: string): WagtailError {
+  let error = notAcceptableByText.get(text)
+  if (!error) {
+    error = { status: 406, body: { detail: text } } as WagtailError
+    notAcceptableByText.set(text, error)
+  }
+  return error
+}
+
 export const wagtailErrors = {
   /** DRF: `?format=` names no renderer → bare Http404 → `{"message": ""}` (spec §1). */
   unknownFormat: notFound(''),
   /** DRF NotAcceptable; note the key is `detail` (spec §1). */
-  notAcceptable: { status: 406, body: { detail: 'Could not satisfy the request Accept header.' } } as WagtailError,
+  notAcceptable: { status: 406, body: { detail: NOT_ACCEPTABLE_TEXT } } as WagtailError,
   typeDoesNotExist: badRequest("type doesn't exist"),
   unknownParameters: (names: readonly string[]) =>
     badRequest(`query parameter is not an operation or a recognised field: ${names.join(', ')}`),
@@ -46,6 +61,8 @@ export const wagtailErrors = {
   sitePortInvalid: (repr: string) => badRequest(`Field 'port' expected a number but got ${repr}.`),
   /** 8.0's answer for a `?site=` no Site can have (spec §2: `get_object_or_404`). */
   siteNotFound: notFound('No Site matches the given query.'),
+  /** 7.1+'s refusal of an API field the database cannot order by (`type`, `html_url`…); ≤7.0 fail with a 500. */
+  cannotOrderBy: (field: string) => badRequest(`cannot order by '${field}' (unknown field)`),
   /**
    * Not Wagtail's: a forwarded query the CMS answered with a 500 while it answers everything else
    * (spec table, §2: unparsable values of fields only the CMS knows, an unknown `site=` on ≤ 7.x).

@@ -94,7 +94,7 @@ describe('a listing pass', () => {
         id: page.id, type: page.type, title: page.title, slug: page.slug, showInMenus: false, seoTitle: '', searchDescription: '',
         parentId: i === 0 ? null : 1, listItem: page.listItem, detail: '{}',
       })),
-      { version: 1, syncedAt: 0, dialect: { limitMax: 3, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' } },
+      { version: 1, syncedAt: 0, dialect: { limitMax: 3, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' } },
     )
     // Kept windows point at the snapshot's texts; a window that disagrees with it is dropped.
     const kept = await windowsToKeep(first, snapshot, async () => {})

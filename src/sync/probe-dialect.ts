@@ -1,11 +1,12 @@
 /**
  * Learns, from the CMS itself, the answers that differ between Wagtail versions and settings
  * (design.md, "Behave like the CMS you front"): its largest page size, whether it ignores
- * `type=`, whether find keeps the query string, and what a NUL in a text filter does. Four small
- * requests, once per process.
+ * `type=`, whether find keeps the query string, what a NUL in a text filter does and the language
+ * of DRF's 406. Five small requests, once per process.
  * @module
  */
 import type { Dialect } from '../tree/snapshot.js'
+import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
 import { badStatusError, type UpstreamGet } from './upstream-port.js'
 
 /** offset=limit=10^9 asks for nothing that exists: an empty page when there is no maximum. */
@@ -41,11 +42,27 @@ export async function probeNulInTextFilter(get: UpstreamGet, pagesPath: string, 
   return answer.status === 200 ? 'matches-nothing' : 'refused'
 }
 
+/**
+ * DRF's 406 text, in the language the CMS speaks: `format=api` keeps only the browsable
+ * renderer (text/html), which the client's `Accept: application/json` does not take.
+ */
+export async function probeNotAcceptableText(get: UpstreamGet, pagesPath: string, signal?: AbortSignal): Promise<string> {
+  const answer = await get(`${pagesPath}?format=api&limit=0`, signal)
+  if (answer.status !== 406) return NOT_ACCEPTABLE_TEXT
+  try {
+    const detail = (JSON.parse(answer.text) as { detail?: unknown }).detail
+    return typeof detail === 'string' && detail !== '' ? detail : NOT_ACCEPTABLE_TEXT
+  } catch {
+    return NOT_ACCEPTABLE_TEXT
+  }
+}
+
 export async function probeDialect(get: UpstreamGet, pagesPath: string, rootId: number, signal?: AbortSignal): Promise<Omit<Dialect, 'limitMax'>> {
-  const [emptyTypeIgnored, findKeepsQuery, nulInTextFilter] = await Promise.all([
+  const [emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText] = await Promise.all([
     probeEmptyTypeIgnored(get, pagesPath, signal),
     probeFindKeepsQuery(get, pagesPath, rootId, signal),
     probeNulInTextFilter(get, pagesPath, signal),
+    probeNotAcceptableText(get, pagesPath, signal),
   ])
-  return { emptyTypeIgnored, findKeepsQuery, nulInTextFilter }
+  return { emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText }
 }

@@ -19,6 +19,7 @@ function stubCms() {
     if (path.includes('offset=1000000000')) return json(400, { message: 'limit cannot be higher than 20' })
     if (path.includes('type=&')) return json(200, { meta: { total_count: 2 }, items: [] })
     if (path.includes('title=%00')) return json(400, { message: 'field filter error. null characters are not allowed for title' })
+    if (path.includes('format=api')) return json(406, { detail: 'Could not satisfy the request Accept header.' })
     if (path.includes('find/')) return { status: 302, contentType: 'text/html', headers: { location: 'http://cms/api/v1/cms/pages/1/?' }, text: '' }
     if (path.includes('offset=') || path.includes('limit=3')) {
       const items = [{ id: 1, meta: meta(1), title: state.title }, { id: 2, meta: meta(2), title: 'Child' }]
@@ -173,8 +174,8 @@ describe('sync loop', () => {
     const sync = service(cms, manualTimers().timers)
     const [a, b] = await Promise.all([sync.syncNow(), sync.syncNow()])
     expect(a).toBe(b)
-    // page-size probe, two listing-fields probes, the listing, two details, three dialect probes
-    expect(cms.state.requests).toBe(1 + 2 + 1 + 2 + 3)
+    // page-size probe, two listing-fields probes, the listing, two details, four dialect probes
+    expect(cms.state.requests).toBe(1 + 2 + 1 + 2 + 4)
     await sync.stop()
   })
 

@@ -63,7 +63,7 @@ function options(get: UpstreamGet, previous: Snapshot | undefined, extra: Partia
   }
 }
 
-const DIALECT = { limitMax: 3, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' as const }
+const DIALECT = { limitMax: 3, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' as const, notAcceptableText: 'Could not satisfy the request Accept header.' }
 
 async function firstSync(get: UpstreamGet) {
   const tree = await syncTree(options(get, undefined))

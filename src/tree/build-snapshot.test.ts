@@ -112,7 +112,7 @@ function wideTree(n: number): SyncedPage[] {
 }
 
 describe('building a snapshot off the request path', () => {
-  const options = { version: 1, syncedAt: 5, dialect: { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' as const } }
+  const options = { version: 1, syncedAt: 5, dialect: { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' as const, notAcceptableText: 'Could not satisfy the request Accept header.' } }
 
   it('builds in slices the same snapshot as in one go, giving the event loop back between slices', async () => {
     const pages = wideTree(10_000)

@@ -41,7 +41,7 @@ function snapshotOf(specs: Spec[], version = 1): Snapshot {
     listItem: listItem(spec),
     detail: `{"id": ${spec.id}}`,
   }))
-  return buildSnapshot(pages, { version, syncedAt: 0, dialect: { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' } })
+  return buildSnapshot(pages, { version, syncedAt: 0, dialect: { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' } })
 }
 
 /**

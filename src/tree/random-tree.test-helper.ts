@@ -19,7 +19,7 @@ import type { Scope } from './list-scope.js'
 import { selectPages } from './select-pages.js'
 import type { Dialect, Snapshot } from './snapshot.js'
 
-export const DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' }
+export const DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' }
 
 /** A redirect page's typed listing item differs (its html_url is the redirect's target). */
 export const PAGE_TYPES = ['home.HomePage', 'blog.BlogPage', 'base.RedirectPage'] as const

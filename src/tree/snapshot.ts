@@ -22,6 +22,12 @@ export interface Dialect {
    * was learned: read as `refused`.
    */
   readonly nulInTextFilter: 'refused' | 'matches-nothing'
+  /**
+   * DRF's 406 text, in the CMS's language (`LANGUAGE_CODE`: a German site says "Kann die Accept
+   * Kopfzeile der Anfrage nicht erfüllen."). Absent in snapshots stored before it was learned: read
+   * as the English text.
+   */
+  readonly notAcceptableText: string
 }
 
 /** One page as the index needs it, with its pre-rendered bytes. */

@@ -49,6 +49,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     urls,
     version: options.version ?? '7.4',
     limitMax: options.limitMax === undefined ? 250 : options.limitMax,
+    ...(options.language === undefined ? {} : { language: options.language }),
   }
   const record = options.recordRequests ?? true
   const hits = zeroHits()

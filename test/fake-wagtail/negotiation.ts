@@ -66,7 +66,15 @@ export interface Negotiated {
  * `DefaultContentNegotiation.select_renderer`. Throws the 404 `{"message": ""}` for an unknown
  * `?format=` and 406 for an unsatisfiable `Accept` (both verified).
  */
-export function negotiate(query: QueryDict, acceptHeader: string | undefined): Negotiated {
+/** DRF's 406 text in each `LANGUAGE_CODE` the fake speaks (DRF's own translations). */
+const NOT_ACCEPTABLE = {
+  en: 'Could not satisfy the request Accept header.',
+  de: 'Kann die Accept Kopfzeile der Anfrage nicht erfüllen.',
+} as const
+
+export type LanguageCode = keyof typeof NOT_ACCEPTABLE
+
+export function negotiate(query: QueryDict, acceptHeader: string | undefined, language: LanguageCode = 'en'): Negotiated {
   let renderers = [JSON_RENDERER, HTML_RENDERER]
   const format = query.get('format')
   if (format) {
@@ -84,7 +92,7 @@ export function negotiate(query: QueryDict, acceptHeader: string | undefined): N
       }
     }
   }
-  throw new ApiError(406, { detail: 'Could not satisfy the request Accept header.' })
+  throw new ApiError(406, { detail: NOT_ACCEPTABLE[language] })
 }
 
 /** `JSONRenderer.get_indent`: `indent` param as Python `int`, clamped to 0..8, 0 → compact; else 4. */

@@ -15,7 +15,7 @@ import {
   DEFAULT_INDENT, DELETE_SESSION_COOKIE, DJANGO_404_HTML, DJANGO_500_HTML, HTML_CONTENT_TYPE, JSON_CONTENT_TYPE,
   OPTIONS_METADATA, drfJson,
 } from './render.js'
-import { authenticate, negotiate } from './negotiation.js'
+import { authenticate, negotiate, type LanguageCode } from './negotiation.js'
 import { decodePath, needsSlashRedirect, routePath } from './routes.js'
 import type { Route } from './routes.js'
 import { serializePage } from './serialize.js'
@@ -41,6 +41,8 @@ export interface ApiConfig {
   readonly urls: SiteUrls
   readonly version: WagtailVersion
   readonly limitMax: number | null
+  /** Django's `LANGUAGE_CODE`: the language of DRF's own messages. */
+  readonly language?: LanguageCode
 }
 
 const ALLOW = 'GET, HEAD, OPTIONS'
@@ -107,7 +109,7 @@ function htmlAnswer(status: number, html: string, vary: string | undefined): Ans
 function apiAnswer(call: IncomingCall, route: Route, query: QueryDict, config: ApiConfig): Answer {
   let indent: number
   try {
-    indent = negotiate(query, header(call, 'accept')).indent
+    indent = negotiate(query, header(call, 'accept'), config.language).indent
   } catch (error) {
     // Negotiation fails before the session is read: only `Vary: Accept` (verified), default indent.
     if (error instanceof ApiError) return jsonAnswer(error.status, error.payload, DEFAULT_INDENT, 'Accept')

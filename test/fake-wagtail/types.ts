@@ -58,6 +58,8 @@ export interface FakeWagtailOptions {
   limitMax?: number | null
   /** Default `'7.4'`. */
   version?: WagtailVersion
+  /** Django's `LANGUAGE_CODE`, the language of DRF's messages (default `'en'`). */
+  language?: 'en' | 'de'
   /** Delay before every answer, in milliseconds. */
   latencyMs?: number
   /** Port to listen on (default 0 = any free port). */

@@ -15,7 +15,7 @@ export interface PageSpec {
   searchDescription?: string
 }
 
-export const DEFAULT_DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused' }
+export const DEFAULT_DIALECT: Dialect = { limitMax: 20, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' }
 
 /** Pages must be given in tree order (pre-order), like the CMS's listing. */
 export function makeSnapshot(specs: PageSpec[], dialect: Partial<Dialect> = {}, version = 1): Snapshot {

@@ -211,6 +211,32 @@ describe('changes and readiness', () => {
     expect(response.headers['location']).toBe('https://shield.example/api/v1/cms/pages/2/')
   })
 
+  it('answers an order by an API field that is no database column with 7.1+\'s 400 where Wagtail 7.0 fails with a 500', async () => {
+    h = await startShield({ origin: { version: '7.0' } })
+    for (const [query, field] of [['order=type', 'type'], ['order=-html_url,id&type=cms.GenericPage', '-html_url']] as const) {
+      const cms = await h.origin_get(`/api/v1/cms/pages/?${query}`)
+      expect(cms.status, query).toBe(500)
+      const shield = await h.get(`/api/v1/cms/pages/?${query}`)
+      expect(shield.status, query).toBe(400)
+      expect(JSON.parse(shield.body)).toEqual({ message: `cannot order by '${field}' (unknown field)` })
+    }
+  })
+
+  it("answers DRF's 406 in the CMS's own language, learned from the CMS, for every view and OPTIONS, asking it nothing", async () => {
+    h = await startShield({ origin: { language: 'de' } })
+    const id = h.origin.pages()[2]!.id
+    for (const [method, url] of [
+      ['GET', '/api/v1/cms/pages/?limit=1'], ['GET', `/api/v1/cms/pages/${id}/`], ['GET', '/api/v1/cms/pages/find/?id=2'],
+      ['OPTIONS', '/api/v1/cms/pages/'], ['GET', '/api/v1/cms/pages/?format=json&search=x'],
+    ] as const) {
+      const compared = await expectSameAsCms(h, url, { method, headers: { accept: 'application/xml' } })
+      expect(compared.status, url).toBe(406)
+      expect(compared.cmsHits, url).toBe(0)
+    }
+    const body = JSON.parse((await h.get('/api/v1/cms/pages/', { accept: 'text/plain' })).body) as { detail: string }
+    expect(body.detail).toBe('Kann die Accept Kopfzeile der Anfrage nicht erfüllen.')
+  })
+
   for (const version of ['4.1', '7.4'] as const) {
     it(`sends Wagtail ${version} no page id its database cannot take, answering what the query means instead of a 5xx`, async () => {
       h = await startShield({ origin: { version } })
@@ -224,6 +250,7 @@ describe('changes and readiness', () => {
         [`/api/v1/cms/pages/?translation_of=-${huge}`, '/api/v1/cms/pages/?translation_of=-1'],
         [`/api/v1/cms/pages/${page.id}/?id=${huge}&order=title&fields=title`, `/api/v1/cms/pages/${page.id}/?id=0&order=title&fields=title`],
         [`/api/v1/cms/pages/find/?html_path=/no/such/page/&id=${huge}`, '/api/v1/cms/pages/find/?html_path=/no/such/page/&id=0'],
+        [`/api/v1/cms/pages/${huge}/?translation_of=${page.id}`, `/api/v1/cms/pages/0/?translation_of=${page.id}`],
       ] as const) {
         const shield = await h.get(url)
         const cms = await h.origin_get(same)

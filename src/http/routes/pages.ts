@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { negotiate } from '../../query/negotiate.js'
+import type { WagtailError } from '../../query/wagtail-messages.js'
 import { parseQueryParams } from '../../query/query-params.js'
 import {
   appendSlashAnswer,
@@ -66,7 +67,9 @@ export function conditionalAnswer(answer: HttpAnswer, ifNoneMatch: string | unde
 /** GET and HEAD run the view (Node drops a HEAD body, keeping Content-Length); OPTIONS and others are DRF's. */
 type ClientOf = (req: IncomingMessage) => string | undefined
 
-async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View, clientOf: ClientOf | undefined): Promise<FastifyReply> {
+async function dispatch(
+  request: FastifyRequest, reply: FastifyReply, view: View, clientOf: ClientOf | undefined, notAcceptable: () => WagtailError,
+): Promise<FastifyReply> {
   const { rawQuery } = split(request)
   const accept = request.headers.accept
   switch (request.method) {
@@ -77,7 +80,7 @@ async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View
     }
     case 'OPTIONS': {
       // DRF negotiates before answering OPTIONS too.
-      const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept)
+      const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept, notAcceptable())
       return sendAnswer(reply, refused ? errorAnswer(refused) : OPTIONS_ANSWER)
     }
     default:
@@ -87,8 +90,8 @@ async function dispatch(request: FastifyRequest, reply: FastifyReply, view: View
 
 /** @param clientOf the client's address, for its share of the CMS budget (README, "Protecting the CMS"). */
 export function registerPagesRoutes(app: FastifyInstance, pages: PagesService, clientOf?: ClientOf): void {
-  app.all(PAGES_PATH, (request, reply) => dispatch(request, reply, pages.list, clientOf))
-  app.all(`${PAGES_PATH}find/`, (request, reply) => dispatch(request, reply, pages.find, clientOf))
+  app.all(PAGES_PATH, (request, reply) => dispatch(request, reply, pages.list, clientOf, pages.notAcceptable))
+  app.all(`${PAGES_PATH}find/`, (request, reply) => dispatch(request, reply, pages.find, clientOf, pages.notAcceptable))
   app.all(PAGES_PATH.slice(0, -1), (request, reply) => {
     const { path, rawQuery } = split(request)
     return sendAnswer(reply, appendSlashAnswer(path, rawQuery))
@@ -99,8 +102,8 @@ export function registerPagesRoutes(app: FastifyInstance, pages: PagesService, c
     const { path, rawQuery } = split(request)
     const rest = decodePath(path.slice(PAGES_PATH.length)) ?? ''
     const detail = /^([0-9]+)\/$/.exec(rest)
-    if (detail) return dispatch(request, reply, (req) => pages.detail(detail[1]!, req), clientOf)
-    if (rest === 'find/') return dispatch(request, reply, pages.find, clientOf)
+    if (detail) return dispatch(request, reply, (req) => pages.detail(detail[1]!, req), clientOf, pages.notAcceptable)
+    if (rest === 'find/') return dispatch(request, reply, pages.find, clientOf, pages.notAcceptable)
     if (/^(?:[0-9]+|find)$/.test(rest)) return sendAnswer(reply, appendSlashAnswer(path, rawQuery))
     return sendAnswer(reply, NOT_FOUND_ANSWER)
   })
