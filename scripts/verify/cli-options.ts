@@ -2,15 +2,10 @@
  * `npm run verify` options. Pure: argv in, options or a usage error out.
  * @module
  */
+import type { VerifyOptions } from './run-verify.js'
 
-export interface CliOptions {
-  readonly cms: string
-  readonly shield: string
-  readonly shieldBase?: string
-  readonly requests: number
-  readonly seed: number
-  readonly rate: number
-  readonly timeoutMs: number
+/** What the command line sets: the run's own options, and where to write every result. */
+export interface CliOptions extends Omit<VerifyOptions, 'log' | 'progressEveryMs'> {
   readonly out?: string
 }
 
