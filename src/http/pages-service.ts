@@ -13,7 +13,7 @@ import { KNOWN_LISTING_PARAMETERS, planListing } from '../query/plan-listing.js'
 import { FILTER_FIELDS } from '../query/plan-steps.js'
 import type { ListQuery } from '../query/plan-types.js'
 import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
-import { safePageIdValue } from '../query/page-id-values.js'
+import { databaseSafeValue } from '../query/database-values.js'
 import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
 import { responseKeys, tagHeaders } from '../tree/surrogate-keys.js'
@@ -107,13 +107,13 @@ function forwardKey(view: 'list' | 'detail' | 'find', pathId: string, request: P
 
 /**
  * List and detail read only the last value of each key, and ignore `_` and `format` (negotiated
- * here). Page ids no page can have go as ids the CMS's database takes (`page-id-values.ts`).
+ * here). Integers the CMS's database cannot take go as ones it can (`database-values.ts`).
  */
 function forwardedQuery(params: QueryParams): string {
   const pairs = params
     .items()
     .filter(([key]) => key !== '_' && key !== 'format')
-    .map(([key, value]) => `${quotePlus(key)}=${quotePlus(safePageIdValue(key, value))}`)
+    .map(([key, value]) => `${quotePlus(key)}=${quotePlus(databaseSafeValue(key, value))}`)
   return pairs.length === 0 ? '' : `?${pairs.join('&')}`
 }
 
@@ -345,7 +345,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const id = Number(BigInt(pathId))
         const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
         const learn = learnerOf('detail', memoKey, params, snapshot)
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${safePageIdValue('id', String(BigInt(pathId)))}/${forwardedQuery(params)}`, scope, params, learn)), request)
+        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${databaseSafeValue('id', String(BigInt(pathId)))}/${forwardedQuery(params)}`, scope, params, learn)), request)
       }
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
@@ -368,7 +368,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         const query = djangoUrlencode(
           params.lists()
             .filter(([key]) => key !== 'format' || params.get('format') !== 'api')
-            .map(([key, values]) => [key, values.map((value) => safePageIdValue(key, value))]),
+            .map(([key, values]) => [key, values.map((value) => databaseSafeValue(key, value))]),
         )
         const learn = learnerOf('find', memoKey, params, snapshot)
         return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params, learn)), request)

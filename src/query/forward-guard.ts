@@ -1,7 +1,7 @@
 /**
  * The last check before a query goes read-through: cms-shield never answers a 5xx for what a
  * client sends, so nothing leaves for the CMS that the CMS would answer with an HTML 500 (spec §2
- * table: bad dates, `search_operator=xor`, `site=nope`-like values, LIMIT/OFFSET overflow) or
+ * table: bad dates, `search_operator=xor`, `site=nope`-like values) or
  * that its web server would refuse for its length. Those are answered here, in Wagtail's envelope.
  *
  * Wagtail checks in a fixed order (spec §1) and the first failure wins. A forwarded query stops
@@ -9,12 +9,10 @@
  * hidden behind one of these 400s: both are 400s, only the text differs, and no 500 gets out.
  * @module
  */
-import type { Snapshot } from '../tree/snapshot.js'
-import { pythonInt } from './python-int.js'
 import { djangoUrlencode, type QueryParams } from './query-params.js'
 import { djangoDateTime } from './django-datetime.js'
 import { siteFilter } from './plan-steps.js'
-import { DATABASE_INT_MAX, wagtailErrors, type WagtailError } from './wagtail-messages.js'
+import { wagtailErrors, type WagtailError } from './wagtail-messages.js'
 
 /**
  * Encoded bytes of query (and detail id) a read-through may carry. Gunicorn's default
@@ -46,19 +44,6 @@ function searchOperator(params: QueryParams): WagtailError | undefined {
   return lowered === 'and' || lowered === 'or' ? undefined : wagtailErrors.searchOperatorInvalid
 }
 
-/** `queryset[offset:offset + limit]` binds both as 64-bit integers; a larger one overflows (verified 500). */
-function paginationOverflow(params: QueryParams, snapshot: Snapshot): WagtailError | undefined {
-  const offset = pythonInt(params.get('offset') ?? '0')
-  if (!offset.ok || offset.value < 0n) return undefined // the CMS answers its own 400
-  const limit = pythonInt(params.get('limit') ?? '0')
-  if (!limit.ok || limit.value < 0n) return undefined
-  const limitMax = snapshot.dialect.limitMax
-  if (limitMax && limit.value > BigInt(limitMax)) return undefined
-  if (offset.value > DATABASE_INT_MAX) return wagtailErrors.databaseIntTooHigh('offset')
-  if (limit.value > DATABASE_INT_MAX) return wagtailErrors.databaseIntTooHigh('limit')
-  return undefined
-}
-
 export interface ForwardContext {
   readonly view: 'listing' | 'detail' | 'find'
   /** The detail id as it will be forwarded (leading zeros dropped). */
@@ -69,7 +54,7 @@ export interface ForwardContext {
  * Forward `reason` to the CMS, unless the CMS would fail it with a 500 or could not take it.
  * Listing and detail run FieldsFilter and SearchFilter; find runs only `get_queryset` (spec §4).
  */
-export function forwardUnlessDoomed(params: QueryParams, snapshot: Snapshot, reason: string, context: ForwardContext): ForwardPlan {
+export function forwardUnlessDoomed(params: QueryParams, reason: string, context: ForwardContext): ForwardPlan {
   const site = siteFilter(params)
   if ('error' in site) return { kind: 'error', error: site.error }
   if (context.view !== 'find') {
@@ -77,10 +62,6 @@ export function forwardUnlessDoomed(params: QueryParams, snapshot: Snapshot, rea
     if (date) return { kind: 'error', error: date }
     const operator = searchOperator(params)
     if (operator) return { kind: 'error', error: operator }
-  }
-  if (context.view === 'listing') {
-    const overflow = paginationOverflow(params, snapshot)
-    if (overflow) return { kind: 'error', error: overflow }
   }
   // Every value of every key, as find forwards them: an upper bound for listing and detail too.
   const bytes = djangoUrlencode(params.lists()).length + (context.pathId?.length ?? 0)

@@ -62,7 +62,7 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   if (refused) return { kind: 'error', error: refused }
   // The id is forwarded without its leading zeros (pages-service.ts).
   const forwardedId = /^[0-9]+$/.test(pathId) ? String(BigInt(pathId)) : pathId
-  const forward = (reason: string) => forwardUnlessDoomed(params, snapshot, reason, { view: 'detail', pathId: forwardedId })
+  const forward = (reason: string) => forwardUnlessDoomed(params, reason, { view: 'detail', pathId: forwardedId })
 
   const typed = resolveTypes(params, snapshot, known)
   if ('error' in typed) return { kind: 'error', error: typed.error }

@@ -44,7 +44,7 @@ export function planFind(params: QueryParams, snapshot: Snapshot, accept?: strin
       if (id === undefined || !id.ok) return { kind: 'error', error: wagtailErrors.findNotFound }
       if (localQueryset && !visible(toPageId(id.value))) return { kind: 'error', error: wagtailErrors.findNotFound }
     }
-    return forwardUnlessDoomed(params, snapshot, reason, { view: 'find' })
+    return forwardUnlessDoomed(params, reason, { view: 'find' })
   }
 
   const typed = resolveTypes(params, snapshot, known)

@@ -34,7 +34,7 @@ function byCodePoint(a: string, b: string): number {
 export function planListing(params: QueryParams, snapshot: Snapshot, accept?: string, known?: KnownAbsent): ListPlan {
   const refused = negotiate(params, accept, notAcceptableIn(snapshot.dialect.notAcceptableText))
   if (refused) return { kind: 'error', error: refused }
-  const forward = (reason: string) => forwardUnlessDoomed(params, snapshot, reason, { view: 'listing' })
+  const forward = (reason: string) => forwardUnlessDoomed(params, reason, { view: 'listing' })
 
   const typed = resolveTypes(params, snapshot, known)
   if ('error' in typed) return { kind: 'error', error: typed.error }

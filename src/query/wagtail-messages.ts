@@ -75,7 +75,6 @@ export const wagtailErrors = {
    */
   searchOperatorInvalid: badRequest("search_operator must be either 'or' or 'and'"),
   /** `offset`/`limit` beyond the database's integers (SQLite overflow, verified 500), worded like `limitTooHigh`. */
-  databaseIntTooHigh: (param: 'offset' | 'limit') => badRequest(`${param} cannot be higher than ${DATABASE_INT_MAX}`),
   /** cms-shield's own: a read-through whose query the CMS's server could not take (see forward-guard.ts). */
   queryTooLong: (bytes: number, max: number) => ({
     status: 414,

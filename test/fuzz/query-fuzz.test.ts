@@ -142,7 +142,6 @@ const LOCAL_ONLY = [
   /^search_operator must be either 'or' or 'and'$/,
   /^Field 'port' expected a number but got .*\.$/s,
   /^No Site matches the given query\.$/,
-  /^(offset|limit) cannot be higher than 9223372036854775807$/,
   /^the query is too long to forward to the CMS /,
   /^field filter error\. '.*' is not a valid value for first_published_at \(“/s,
 ]

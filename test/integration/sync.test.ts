@@ -251,6 +251,10 @@ describe('changes and readiness', () => {
         [`/api/v1/cms/pages/${page.id}/?id=${huge}&order=title&fields=title`, `/api/v1/cms/pages/${page.id}/?id=0&order=title&fields=title`],
         [`/api/v1/cms/pages/find/?html_path=/no/such/page/&id=${huge}`, '/api/v1/cms/pages/find/?html_path=/no/such/page/&id=0'],
         [`/api/v1/cms/pages/${huge}/?translation_of=${page.id}`, `/api/v1/cms/pages/0/?translation_of=${page.id}`],
+        // An offset past 64 bits goes as 2^63−1: the earlier check fails first, or the page is empty.
+        [`/api/v1/cms/pages/?translation_of=99999&offset=${huge}`, '/api/v1/cms/pages/?translation_of=99999&offset=9223372036854775807'],
+        [`/api/v1/cms/pages/?type=cms.Nope&offset=${huge}&limit=5`, '/api/v1/cms/pages/?type=cms.Nope&offset=9223372036854775807&limit=5'],
+        [`/api/v1/cms/pages/?order=-title&offset=${huge}`, '/api/v1/cms/pages/?order=-title&offset=9223372036854775807'],
       ] as const) {
         const shield = await h.get(url)
         const cms = await h.origin_get(same)
