@@ -9,6 +9,7 @@
  * hidden behind one of these 400s: both are 400s, only the text differs, and no 500 gets out.
  * @module
  */
+import { isPythonSpace } from './python-int.js'
 import { djangoUrlencode, type QueryParams } from './query-params.js'
 import { djangoDateTime } from './django-datetime.js'
 import { siteFilter } from './plan-steps.js'
@@ -44,6 +45,16 @@ function searchOperator(params: QueryParams): WagtailError | undefined {
   return lowered === 'and' || lowered === 'or' ? undefined : wagtailErrors.searchOperatorInvalid
 }
 
+/**
+ * A search of nothing but whitespace (`search=+`, a lone U+2028) reaches the search backend, which
+ * fails on a query with no terms: Wagtail 4.1 and 7.0 answer a 500 (seen on both).
+ */
+function blankSearch(params: QueryParams): WagtailError | undefined {
+  const search = params.get('search')
+  if (search === undefined || search === '') return undefined
+  return Array.from(search).every((char) => isPythonSpace(char.codePointAt(0)!)) ? wagtailErrors.cmsRejectedQuery : undefined
+}
+
 export interface ForwardContext {
   readonly view: 'listing' | 'detail' | 'find'
   /** The detail id as it will be forwarded (leading zeros dropped). */
@@ -60,7 +71,7 @@ export function forwardUnlessDoomed(params: QueryParams, reason: string, context
   if (context.view !== 'find') {
     const date = unparsableDate(params)
     if (date) return { kind: 'error', error: date }
-    const operator = searchOperator(params)
+    const operator = searchOperator(params) ?? blankSearch(params)
     if (operator) return { kind: 'error', error: operator }
   }
   // Every value of every key, as find forwards them: an upper bound for listing and detail too.

@@ -185,6 +185,10 @@ describe('planListing: what Wagtail 7.x answers with a 500 is refused here, neve
     // Forwarded for another reason first (an unseen type), and still refused before it leaves.
     ['type=home.Unseen&first_published_at=abc', 400, fieldError('abc', '“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.')],
     ['search=blog&search_operator=xor', 400, "search_operator must be either 'or' or 'and'"],
+    // A search of only whitespace, as Python's str.isspace() has it, fails the search backend.
+    ['search=+', 400, 'the CMS could not answer this query: one of its parameters has a value it cannot use'],
+    ['search=%E2%80%A8%09', 400, 'the CMS could not answer this query: one of its parameters has a value it cannot use'],
+    ['search=+a+', 'forward', ''],
     ['order=title&search=blog&search_operator=', 'forward', ''],
     ['site=localhost:abc', 400, "Field 'port' expected a number but got 'abc'."],
     ['site=localhost:', 400, "Field 'port' expected a number but got ''."],

@@ -14,7 +14,7 @@ export type PythonIntResult = { ok: true; value: bigint } | { ok: false; message
 const DECIMAL_DIGIT = /\p{Nd}/u
 
 /** Python's str.isspace() set, the one int() strips. */
-function isPythonSpace(cp: number): boolean {
+export function isPythonSpace(cp: number): boolean {
   return (
     (cp >= 0x09 && cp <= 0x0d) ||
     (cp >= 0x1c && cp <= 0x20) ||
