@@ -12,7 +12,7 @@
 import { isPythonSpace } from './python-int.js'
 import { djangoUrlencode, type QueryParams } from './query-params.js'
 import { djangoDateTime } from './django-datetime.js'
-import { siteFilter } from './plan-steps.js'
+import { answeredByTheCms, siteFilter } from './plan-steps.js'
 import { wagtailErrors, type WagtailError } from './wagtail-messages.js'
 
 /**
@@ -55,6 +55,11 @@ function blankSearch(params: QueryParams): WagtailError | undefined {
   return Array.from(search).every((char) => isPythonSpace(char.codePointAt(0)!)) ? wagtailErrors.cmsRejectedQuery : undefined
 }
 
+/** What Wagtail's search would fail on with a 500: a bad `search_operator`, then a blank query. */
+export function searchRefusal(params: QueryParams): WagtailError | undefined {
+  return searchOperator(params) ?? blankSearch(params)
+}
+
 export interface ForwardContext {
   readonly view: 'listing' | 'detail' | 'find'
   /** The detail id as it will be forwarded (leading zeros dropped). */
@@ -71,8 +76,12 @@ export function forwardUnlessDoomed(params: QueryParams, reason: string, context
   if (context.view !== 'find') {
     const date = unparsableDate(params)
     if (date) return { kind: 'error', error: date }
-    const operator = searchOperator(params) ?? blankSearch(params)
-    if (operator) return { kind: 'error', error: operator }
+    // SearchFilter runs last of the filters: its failure is the answer only when every check
+    // before it passed here, i.e. when `search` is the first thing only the CMS can answer. Else
+    // the CMS is asked, answers an earlier check's 4xx first, or fails on the search with a 500
+    // that is answered with the same 4xx (`searchRefusal`, read by the pages service).
+    const search = reason === answeredByTheCms('search') ? searchRefusal(params) : undefined
+    if (search) return { kind: 'error', error: search }
   }
   // Every value of every key, as find forwards them: an upper bound for listing and detail too.
   const bytes = djangoUrlencode(params.lists()).length + (context.pathId?.length ?? 0)

@@ -105,9 +105,14 @@ export function siteFilter(params: QueryParams): Step<void> {
   return { forward: 'site is answered by the CMS' }
 }
 
+/** Why a query goes to the CMS when `key` is the first step only the CMS can run. */
+export function answeredByTheCms(key: string): string {
+  return `${key} is answered by the CMS`
+}
+
 /** Parameters that need the CMS whenever present, each at its place in Wagtail's order. */
 export function forwardIfPresent(params: QueryParams, keys: readonly string[]): Step<void> {
-  for (const key of keys) if (params.has(key)) return { forward: `${key} is answered by the CMS` }
+  for (const key of keys) if (params.has(key)) return { forward: answeredByTheCms(key) }
   return { value: undefined }
 }
 

@@ -467,6 +467,8 @@ function compileSearch(query: QueryDict, filteredFields: readonly string[], orde
     if (!INDEXED_FIELDS.has(field)) throw badRequest(`cannot order by '${field}' while searching (field is not indexed)`)
   }
   const terms = search.toLowerCase().split(/\s+/).filter((term) => term !== '')
+  // Only an empty query short-cuts; one of nothing but whitespace reaches the backend, which fails.
+  if (terms.length === 0 && search !== '') throw new ServerError('a search of only whitespace')
   if (terms.length === 0) return () => false
   if (operator === 'or') return (node) => terms.some((term) => node.page.title.toLowerCase().includes(term))
   return (node) => terms.every((term) => node.page.title.toLowerCase().includes(term))

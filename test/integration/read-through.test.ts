@@ -53,6 +53,29 @@ describe('read-through', () => {
     expect(h.origin.hits.total - before).toBe(0)
   })
 
+  it("reports a check Wagtail runs before the search's own, such as order's, ahead of a search_operator it would fail on", async () => {
+    h = await startShield()
+    for (const url of [
+      '/api/v1/cms/pages/?order=nope&search=x&search_operator=xor',
+      '/api/v1/cms/pages/?search=x&search_operator=xor&order=-nope',
+      '/api/v1/cms/pages/?type=cms.Nope&search=%20&fields=title',
+      '/api/v1/cms/pages/?translation_of=abc&search=%E2%80%A8',
+    ]) {
+      const compared = await expectSameAsCms(h, url)
+      expect(compared.status, url).toBe(400)
+    }
+    // The earlier checks pass at the CMS, which then fails on the search: the search's own 400.
+    for (const [url, message] of [
+      ['/api/v1/cms/pages/?order=title&search=x&search_operator=xor', "search_operator must be either 'or' or 'and'"],
+      ['/api/v1/cms/pages/?order=-title&search=%20%20', 'the CMS could not answer this query: one of its parameters has a value it cannot use'],
+    ] as const) {
+      expect((await h.origin_get(url)).status, url).toBe(500)
+      const shield = await h.get(url)
+      expect(shield.status, url).toBe(400)
+      expect(JSON.parse(shield.body)).toEqual({ message })
+    }
+  })
+
   it('asks the CMS every time for order=random, which must never be replayed', async () => {
     h = await startShield()
     h.origin.resetHits()
