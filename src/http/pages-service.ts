@@ -14,7 +14,7 @@ import { FILTER_FIELDS } from '../query/plan-steps.js'
 import type { ListQuery } from '../query/plan-types.js'
 import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
 import { databaseSafeValue } from '../query/database-values.js'
-import { searchRefusal } from '../query/forward-guard.js'
+import { fieldFilterRefusal, searchRefusal } from '../query/forward-guard.js'
 import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
 import { responseKeys, tagHeaders } from '../tree/surrogate-keys.js'
@@ -224,8 +224,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (!params || !isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500) return undefined
     if (!(options.cmsHealthy?.() ?? false)) return undefined
     if (params.get('site') !== undefined) return wagtailErrors.siteNotFound
-    const search = searchRefusal(params)
-    if (search) return search
+    const refusal = fieldFilterRefusal(params) ?? searchRefusal(params)
+    if (refusal) return refusal
     if (params.get('html_path') !== undefined && !/^\d+$/.test(params.get('id') ?? '0')) return wagtailErrors.findNotFound
     // Wagtail ≤ 7.0 lets an API field that is no database column (`type`, `html_url`…) through
     // OrderingFilter's check and fails in the query: 7.1+'s 400 for the first field named.

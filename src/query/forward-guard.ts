@@ -55,6 +55,16 @@ function blankSearch(params: QueryParams): WagtailError | undefined {
   return Array.from(search).every((char) => isPythonSpace(char.codePointAt(0)!)) ? wagtailErrors.cmsRejectedQuery : undefined
 }
 
+/** Reasons to forward that Wagtail meets before FieldsFilter reads `first_published_at`, or in it. */
+const BEFORE_FIELD_FILTERS: ReadonlySet<string> = new Set([
+  'type unknown to the snapshot', answeredByTheCms('site'), 'version-dependent parameter', 'model-specific parameters',
+])
+
+/** What FieldsFilter would fail on with a 500: a `first_published_at` Django cannot parse. */
+export function fieldFilterRefusal(params: QueryParams): WagtailError | undefined {
+  return unparsableDate(params)
+}
+
 /** What Wagtail's search would fail on with a 500: a bad `search_operator`, then a blank query. */
 export function searchRefusal(params: QueryParams): WagtailError | undefined {
   return searchOperator(params) ?? blankSearch(params)
@@ -74,7 +84,10 @@ export function forwardUnlessDoomed(params: QueryParams, reason: string, context
   const site = siteFilter(params)
   if ('error' in site) return { kind: 'error', error: site.error }
   if (context.view !== 'find') {
-    const date = unparsableDate(params)
+    // FieldsFilter's verdict on the date is the answer only when every check before it passed
+    // here; for a query forwarded earlier the CMS answers that check first, or fails on the date
+    // with a 500 that gets the same 400 (`fieldFilterRefusal`, read by the pages service).
+    const date = BEFORE_FIELD_FILTERS.has(reason) ? undefined : fieldFilterRefusal(params)
     if (date) return { kind: 'error', error: date }
     // SearchFilter runs last of the filters: its failure is the answer only when every check
     // before it passed here, i.e. when `search` is the first thing only the CMS can answer. Else

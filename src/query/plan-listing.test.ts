@@ -182,8 +182,9 @@ describe('planListing: what Wagtail 7.x answers with a 500 is refused here, neve
     ['first_published_at=abc', 400, fieldError('abc', '“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.')],
     ['first_published_at=2024-02-30', 400, fieldError('2024-02-30', '“2024-02-30” value has the correct format (YYYY-MM-DD) but it is an invalid date.')],
     ['first_published_at=2024-01-01T25:00', 400, fieldError('2024-01-01T25:00', '“2024-01-01T25:00” value has the correct format (YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ]) but it is an invalid date/time.')],
-    // Forwarded for another reason first (an unseen type), and still refused before it leaves.
-    ['type=home.Unseen&first_published_at=abc', 400, fieldError('abc', '“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.')],
+    // Forwarded for a check Wagtail runs first (an unseen type): the CMS answers that one first.
+    ['type=home.Unseen&first_published_at=abc', 'forward', ''],
+    ['order=nope&first_published_at=abc', 400, fieldError('abc', '“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.')],
     ['search=blog&search_operator=xor', 400, "search_operator must be either 'or' or 'and'"],
     // A search of only whitespace, as Python's str.isspace() has it, fails the search backend.
     ['search=+', 400, 'the CMS could not answer this query: one of its parameters has a value it cannot use'],

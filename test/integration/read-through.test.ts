@@ -53,13 +53,14 @@ describe('read-through', () => {
     expect(h.origin.hits.total - before).toBe(0)
   })
 
-  it("reports a check Wagtail runs before the search's own, such as order's, ahead of a search_operator it would fail on", async () => {
+  it("reports a check Wagtail runs first (order, type, translation_of) ahead of a search or date value it would fail on", async () => {
     h = await startShield()
     for (const url of [
       '/api/v1/cms/pages/?order=nope&search=x&search_operator=xor',
       '/api/v1/cms/pages/?search=x&search_operator=xor&order=-nope',
       '/api/v1/cms/pages/?type=cms.Nope&search=%20&fields=title',
       '/api/v1/cms/pages/?translation_of=abc&search=%E2%80%A8',
+      '/api/v1/cms/pages/?type=cms.Nope&first_published_at=abc',
     ]) {
       const compared = await expectSameAsCms(h, url)
       expect(compared.status, url).toBe(400)
