@@ -342,7 +342,7 @@ describe('generateSite', () => {
     for (let offset = 0; offset < 10_000; offset += 250) {
       const res = await send(fake.url, 'GET', `/api/v1/cms/pages/?limit=250&offset=${offset}`)
       expect(res.status).toBe(200)
-      for (const item of (JSON.parse(res.body) as { items: Array<{ id: number }> }).items) seen.add(item.id)
+      for (const item of (JSON.parse(res.body.toString('utf8')) as { items: Array<{ id: number }> }).items) seen.add(item.id)
     }
     expect(seen.size).toBe(10_000)
   })
