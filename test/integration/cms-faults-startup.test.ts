@@ -17,8 +17,8 @@ import { asServedByShield, type Harness } from '../helpers/start-shield.js'
 import { syncRetryDelay } from '../../src/sync/backoff.js'
 import { UNREADY_RETRY_MAX_MS } from '../../src/sync/sync-service.js'
 import {
-  editPage, eventually, manualTimers, metric, PINO_WARN, READ_THROUGH_FAILED_MSG, readyz, scrape, served, snapshotUrls, startObserved,
-  SYNC_FAILED_MSG, titleServed, type LogCapture,
+  editPage, eventually, manualTimers, metric, observer, PINO_WARN, READ_THROUGH_FAILED_MSG, readyz, scrape, served, snapshotUrls,
+  SYNC_FAILED_MSG, titleServed,
 } from './cms-faults-support.js'
 
 const cleanups: Array<() => Promise<unknown>> = []
@@ -26,11 +26,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function observed(options: Parameters<typeof startObserved>[0]): Promise<{ h: Harness; logs: LogCapture }> {
-  const started = await startObserved(options)
-  cleanups.push(() => started.h.close())
-  return started
-}
+const observed = observer(cleanups)
 
 async function fakeCms(port?: number): Promise<FakeWagtail> {
   const cms = await startFakeWagtail({ pages: generateSite(), ...(port === undefined ? {} : { port }) })

@@ -83,6 +83,15 @@ export const SYNC_FAILED_MSG = 'sync: failed; the last good snapshot keeps servi
 export const READ_THROUGH_FAILED_MSG = 'read-through to the CMS failed'
 export const READ_THROUGH_STALE_MSG = 'read-through: the CMS failed; serving the stored answer'
 
+/** `startObserved` for a suite that closes each harness in its own `afterEach` (`cleanups`). */
+export function observer(cleanups: Array<() => Promise<unknown>>): (options: HarnessOptions) => Promise<{ h: Harness; logs: LogCapture }> {
+  return async (options) => {
+    const started = await startObserved(options)
+    cleanups.push(() => started.h.close())
+    return started
+  }
+}
+
 /** A harness whose app logs at `info` into memory. */
 export async function startObserved(options: HarnessOptions = {}): Promise<{ h: Harness; logs: LogCapture }> {
   const logs = captureLogs()
@@ -213,9 +222,9 @@ export function manualTimers(): ManualTimers {
 }
 
 /** Waits, event loop turn by turn, until `check` holds; bounded in time so a broken promise fails fast. */
-export async function eventually(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+export async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 10))
   }

@@ -8,8 +8,7 @@ import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail } from '../fake-wagtail/index.js'
 import { sharedRedisUrl } from '../helpers/redis-server.js'
-import { PINO_WARN, eventually, readyz, startObserved, type LogCapture, type LogLine } from './cms-faults-support.js'
-import type { Harness } from '../helpers/start-shield.js'
+import { PINO_WARN, eventually, observer, readyz, type LogCapture, type LogLine } from './cms-faults-support.js'
 import { freePort } from '../helpers/free-port.js'
 
 const cleanups: Array<() => Promise<unknown>> = []
@@ -17,19 +16,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function observed(options: Parameters<typeof startObserved>[0]): Promise<{ h: Harness; logs: LogCapture }> {
-  const started = await startObserved(options)
-  cleanups.push(() => started.h.close())
-  return started
-}
-
-async function eventuallyAsync(check: () => Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
+const observed = observer(cleanups)
 
 const loud = (logs: LogCapture): LogLine[] => logs.lines().filter((line) => line.level >= PINO_WARN)
 const messages = (logs: LogCapture): string[] => logs.lines().map((line) => line.msg)
@@ -48,7 +35,7 @@ describe('a healthy start with Redis', () => {
     const redis = new Redis(env.REDIS_URL)
     cleanups.push(async () => redis.disconnect())
     const subscribers = async () => (await redis.pubsub('NUMSUB', `${env.REDIS_PREFIX}snapshots`, `${env.REDIS_PREFIX}refresh`)) as [string, number, string, number]
-    await eventuallyAsync(async () => {
+    await eventually(async () => {
       const [, snapshots, , refresh] = await subscribers()
       return snapshots === 2 && refresh === 2
     }, 'both instances to subscribe both channels')
