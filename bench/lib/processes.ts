@@ -20,6 +20,11 @@ export interface SpawnOptions {
   stdoutFile?: string
   /** Run on this CPU only (`taskset -c`), every thread of it; see {@link cpuPinning}. */
   cpu?: number
+  /**
+   * Start at this niceness (`nice -n`, inherited by every thread), so that a load-generating
+   * child yields the harness's core to the clients whose latency is measured.
+   */
+  niceness?: number
 }
 
 export class BenchChild {
@@ -45,7 +50,9 @@ export class BenchChild {
     Object.assign(env, options.env)
     const stdoutFd = options.stdoutFile === undefined ? undefined : openSync(options.stdoutFile, 'a')
     // taskset execs node in its own process, so the pid (and /proc) is node's.
-    const [command, argv] = options.cpu === undefined ? [process.execPath, args] : ['taskset', ['-c', String(options.cpu), process.execPath, ...args]]
+    let [command, argv]: [string, string[]] = options.cpu === undefined ? [process.execPath, [...args]] : ['taskset', ['-c', String(options.cpu), process.execPath, ...args]]
+    // nice execs its command too, so the pid stays node's.
+    if (options.niceness !== undefined) [command, argv] = ['nice', ['-n', String(options.niceness), command, ...argv]]
     this.process = spawn(command, argv, {
       env,
       stdio: ['pipe', stdoutFd ?? 'pipe', 'pipe'],

@@ -5,8 +5,10 @@
  * endpoints as fast as without the flood, a legitimate client's own misses still reaching the CMS,
  * and edits (a PURGE, a listing pass) served as soon as without the flood.
  *
- * It runs a quiet phase (readers and edits alone) and then the flood phase (the same, plus the
- * flood and one legitimate search a second), each BENCH_FLOOD_SECONDS long, against a fresh
+ * It runs a quiet phase (readers and edits alone) and then two flood phases (the same, plus the
+ * flood and one legitimate search a second; the flooding client first at the harness's priority,
+ * then at nice 19 so that it yields the harness's core to the measured readers), each
+ * BENCH_FLOOD_SECONDS long, against a fresh
  * cms-shield with the budget passed explicitly, so the bound on CMS requests is known.
  * See bench/README.md, scenario `flood`.
  * @module
@@ -340,9 +342,70 @@ function cpuMeter(shieldPid: number, selfReported?: number): (reported?: number)
 
 const fmtCores = (cores: number | null | undefined): string => (cores === null || cores === undefined ? '—' : cores.toFixed(2))
 
-/** Time one scenario needs: setup, the two phases, and the flood's drain. */
+/** Time one scenario needs: setup, the three phases, and the floods' drains. */
 export function floodEstimateMs(settings: Pick<FloodSettings, 'seconds' | 'timeoutMs'>): number {
-  return (2 * settings.seconds + 45) * 1000 + settings.timeoutMs
+  return (3 * settings.seconds + 60) * 1000 + 2 * settings.timeoutMs
+}
+
+/** Niceness of the flooding client in the phase whose readers' latency the checks read. */
+const FLOODER_NICENESS = 19
+
+interface FloodPhase {
+  flood: FloodReport
+  floodRead: ReaderResult
+  legit: LegitResult
+  floodProbes: ProbeResult
+  floodCores: PhaseCores
+  hits: OriginHits
+  metricsBefore: MetricSample[]
+  metricsAfter: MetricSample[]
+}
+
+/**
+ * One flood phase: readers, the legitimate client and edit probes while the flooding client runs.
+ * `priority` is the flooding client's: `shared` runs it at the harness's own priority, `yielding`
+ * at nice {@link FLOODER_NICENESS}, so that it does not delay the measured readers on their core.
+ */
+async function floodPhase(ctx: FloodContext, shield: FloodShield, endpoints: Endpoints, run: string, priority: 'shared' | 'yielding'): Promise<FloodPhase> {
+  const { settings } = ctx
+  await ctx.waitQuiet(`flood phase (${priority})`)
+  ctx.log(`  flood phase, flooding client ${priority === 'shared' ? "at the harness's priority" : `at nice ${FLOODER_NICENESS}`}: the same as quiet, plus ${settings.concurrency} flooding from ${FLOODER_ADDRESS} and one legitimate search a second from ${LEGIT_ADDRESS}`)
+  const metricsBefore = await ctx.shieldMetrics(shield)
+  await postJson(`${ctx.origin.control}/hits/reset`, {})
+  const flooder = new BenchChild('flood-client', ['--import', 'tsx', join('bench', 'flood-client.ts')], {
+    env: {
+      BENCH_FLOOD_TARGET: shield.origin,
+      BENCH_FLOOD_SECONDS: String(settings.seconds),
+      BENCH_FLOOD_CONCURRENCY: String(settings.concurrency),
+      BENCH_FLOOD_TIMEOUT_MS: String(settings.timeoutMs),
+      BENCH_FLOOD_LOCAL_ADDRESS: FLOODER_ADDRESS,
+      BENCH_FLOOD_RUN: run,
+      BENCH_FLOOD_PARENTS: endpoints.parentIds.join(','),
+    },
+    ...(settings.harnessCpu === undefined ? {} : { cpu: settings.harnessCpu }),
+    ...(priority === 'yielding' ? { niceness: FLOODER_NICENESS } : {}),
+  })
+  try {
+    // It exits by itself once it has reported; a crash still shows, as the wait for its report failing.
+    flooder.markStopping()
+    const done = flooder.waitForLine(/^flood-client done (\{.*\})$/, 30_000 + settings.seconds * 1000 + settings.timeoutMs)
+    // Awaited below; if something else fails first, its rejection must not count as an unhandled one.
+    done.catch(() => undefined)
+    await flooder.waitForLine(/^flood-client started$/, 30_000)
+    const floodCpu = cpuMeter(shield.pid, flooder.pid)
+    const [floodRead, legit, floodProbes] = await Promise.all([
+      readDocumented(shield.origin, endpoints.paths, settings.readers, settings.seconds, settings.timeoutMs),
+      legitSearches(shield.origin, run, settings.seconds, settings.timeoutMs),
+      probeEdits(ctx, shield, endpoints.editId, settings.seconds),
+    ])
+    const flood = JSON.parse((await done)[1] as string) as FloodReport
+    const floodCores = floodCpu(flood.cpuSeconds)
+    const hits = await getJson<OriginHits>(`${ctx.origin.control}/hits`)
+    const metricsAfter = await ctx.shieldMetrics(shield)
+    return { flood, floodRead, legit, floodProbes, floodCores, hits, metricsBefore, metricsAfter }
+  } finally {
+    await flooder.stop()
+  }
 }
 
 export async function floodScenario(ctx: FloodContext): Promise<void> {
@@ -355,7 +418,6 @@ export async function floodScenario(ctx: FloodContext): Promise<void> {
   await postJson(`${ctx.origin.control}/latency`, { ms: 0 })
   ctx.log(`${title}: starting a fresh cms-shield (READ_THROUGH_RATE=${rate}, READ_THROUGH_BURST=${burst})`)
   const shield = await ctx.startShield('cms-shield-flood', FLOOD_SHIELD_ENV)
-  let flooder: BenchChild | undefined
   try {
     const endpoints = await findEndpoints(ctx, shield)
     // Untimed: compile the readers' paths in cms-shield and in this process before the quiet phase.
@@ -373,39 +435,14 @@ export async function floodScenario(ctx: FloodContext): Promise<void> {
     const quietCores = quietCpu()
     await ctx.shieldIdle(shield, PROBE_TIMEOUT_MS)
 
-    await ctx.waitQuiet('flood phase')
-    ctx.log(`  flood phase: the same, plus ${settings.concurrency} flooding from ${FLOODER_ADDRESS} and one legitimate search a second from ${LEGIT_ADDRESS}`)
-    const metricsBefore = await ctx.shieldMetrics(shield)
-    await postJson(`${ctx.origin.control}/hits/reset`, {})
-    flooder = new BenchChild('flood-client', ['--import', 'tsx', join('bench', 'flood-client.ts')], {
-      env: {
-        BENCH_FLOOD_TARGET: shield.origin,
-        BENCH_FLOOD_SECONDS: String(settings.seconds),
-        BENCH_FLOOD_CONCURRENCY: String(settings.concurrency),
-        BENCH_FLOOD_TIMEOUT_MS: String(settings.timeoutMs),
-        BENCH_FLOOD_LOCAL_ADDRESS: FLOODER_ADDRESS,
-        BENCH_FLOOD_RUN: run,
-        BENCH_FLOOD_PARENTS: endpoints.parentIds.join(','),
-      },
-      ...(settings.harnessCpu === undefined ? {} : { cpu: settings.harnessCpu }),
-    })
-    // It exits by itself once it has reported; a crash still shows, as the wait for its report failing.
-    flooder.markStopping()
-    const done = flooder.waitForLine(/^flood-client done (\{.*\})$/, 30_000 + settings.seconds * 1000 + settings.timeoutMs)
-    // Awaited below; if something else fails first, its rejection must not count as an unhandled one.
-    done.catch(() => undefined)
-    await flooder.waitForLine(/^flood-client started$/, 30_000)
-    const floodCpu = cpuMeter(shield.pid, flooder.pid)
-    const [floodRead, legit, floodProbes] = await Promise.all([
-      readDocumented(shield.origin, endpoints.paths, settings.readers, settings.seconds, settings.timeoutMs),
-      legitSearches(shield.origin, run, settings.seconds, settings.timeoutMs),
-      probeEdits(ctx, shield, endpoints.editId, settings.seconds),
-    ])
-    const flood = JSON.parse((await done)[1] as string) as FloodReport
-    const floodCores = floodCpu(flood.cpuSeconds)
-    const hits = await getJson<OriginHits>(`${ctx.origin.control}/hits`)
-    const metricsAfter = await ctx.shieldMetrics(shield)
-    await flooder.stop()
+    // The earlier measurement: the flooding client at the harness's own priority, where it competes
+    // with the readers for the harness's core, so the readers' p99 also measures that competition.
+    const shared = await floodPhase(ctx, shield, endpoints, run, 'shared')
+    await ctx.shieldIdle(shield, PROBE_TIMEOUT_MS)
+    // The measurement the checks read: the flooding client yields the harness's core to the readers
+    // (nice 19), so the readers' latency is cms-shield's; what cms-shield does is the same.
+    const yielded = await floodPhase(ctx, shield, endpoints, `${run}y`, 'yielding')
+    const { flood, floodRead, legit, floodProbes, floodCores, hits, metricsBefore, metricsAfter } = yielded
 
     // Everything a client caused, the legitimate searches included: the budget is the CMS's, for all clients.
     const readThrough = readThroughOf(hits)
@@ -419,6 +456,7 @@ export async function floodScenario(ctx: FloodContext): Promise<void> {
     const retryCheck = ctx.addCheck(check('flood: 429/503 answers without Retry-After', flood.rejectionsWithoutRetryAfter, '==', 0))
     const hangCheck = ctx.addCheck(check(`flood: answers later than ${settings.timeoutMs} ms or never (timeouts, errors)`, flood.late + flood.timeouts + flood.errors, '==', 0))
     const readCheck = ctx.addCheck(check('flood: documented endpoints p99, flood / quiet', floodRead.latency.p99 / quietRead.latency.p99, '<=', MAX_SLOWDOWN))
+    const sharedRatio = shared.floodRead.latency.p99 / quietRead.latency.p99
     const legitCheck = ctx.addCheck(check('flood: share of legitimate searches that reached the CMS', legit.reachedCms / legit.sent, '>=', MIN_LEGIT_SHARE))
     // Every edit during the flood counts, so the slowest one is judged (against the quiet median:
     // a quiet phase's own worst is often its first, still warming up).
@@ -447,7 +485,8 @@ export async function floodScenario(ctx: FloodContext): Promise<void> {
       endpoints,
       flood,
       quiet: { read: quietRead, probes: quietProbes, cores: quietCores },
-      floodPhase: { read: floodRead, legit, probes: floodProbes, cores: floodCores },
+      floodPhase: { read: floodRead, legit, probes: floodProbes, cores: floodCores, flooderNiceness: FLOODER_NICENESS },
+      floodPhaseShared: { flood: shared.flood, read: shared.floodRead, legit: shared.legit, probes: shared.floodProbes, cores: shared.floodCores },
       cmsRequests: { originHits: hits, readThrough, windowS: round(windowS, 2), bound, byClass: byClass ?? null, rejections: rejected ?? null },
     }
 
@@ -471,6 +510,15 @@ export async function floodScenario(ctx: FloodContext): Promise<void> {
         `outside the benchmark ${fmtCores(floodCores.foreign)} vs ${fmtCores(quietCores.foreign)}`,
       `p99 ≤ ${MAX_SLOWDOWN}x quiet`,
       verdict(readCheck),
+    ))
+    ctx.rows.push(row(
+      `${title}: documented endpoints as above, the flooding client at the harness's own priority (the earlier measurement, kept beside the one above)`,
+      `p99 ${fmtMs(shared.floodRead.latency.p99)} vs ${fmtMs(quietRead.latency.p99)} quiet = ${fmtRatio(sharedRatio)}; ` +
+        `${fmtInt(shared.floodRead.requests / settings.seconds)} vs ${fmtInt(quietRead.requests / settings.seconds)} req/s; ` +
+        `cores used by cms-shield ${fmtCores(shared.floodCores.shield)}, by the flooding client ${fmtCores(shared.flood.cpuSeconds / (shared.flood.durationMs / 1000))}; ` +
+        `${fmtInt(shared.flood.sent)} flood queries sent`,
+      `none: the readers and the flooding client share the harness's core, so this ratio also measures the harness`,
+      sharedRatio <= MAX_SLOWDOWN ? `within ${MAX_SLOWDOWN}x` : `above ${MAX_SLOWDOWN}x`,
     ))
     ctx.rows.push(row(
       `${title}: legitimate distinct searches from another client, 1/s`,
@@ -500,7 +548,6 @@ export async function floodScenario(ctx: FloodContext): Promise<void> {
       verdict(cmsCheck),
     ))
   } finally {
-    await flooder?.stop()
     await shield.child.stop()
     await postJson(`${ctx.origin.control}/latency`, { ms: 0 }).catch(() => undefined)
   }
