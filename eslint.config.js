@@ -1,5 +1,6 @@
 import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
+import layers from './eslint-rules/layer-imports.js'
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist-demo/**', 'coverage/**', 'node_modules/**'] },
@@ -9,5 +10,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // docs/architecture.md, "Layers": imports under src/ only go down.
+    files: ['src/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/imports-go-down': 'error' },
   },
 )

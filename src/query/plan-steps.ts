@@ -10,7 +10,7 @@ import { djangoDateTime } from './django-datetime.js'
 import { pythonInt } from './python-int.js'
 import { pythonRepr } from './python-repr.js'
 import type { QueryParams } from './query-params.js'
-import type { PageFilters } from './plan-types.js'
+import type { PageFilters } from '../tree/page-selection.js'
 import { booleanReason, foreignKeyReason, wagtailErrors, type WagtailError } from './wagtail-messages.js'
 
 /** A step either fails (error), needs the CMS (forward), or passes with a value. */

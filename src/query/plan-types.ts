@@ -3,35 +3,8 @@
  * or refuse in Wagtail's words.
  * @module
  */
+import type { ListQuery, PageSelection } from '../tree/page-selection.js'
 import type { WagtailError } from './wagtail-messages.js'
-
-/** Equality filters on the generic page fields (Wagtail's FieldsFilter, spec §2). */
-export interface PageFilters {
-  /** `id=`; a value no page can have (negative, beyond 2^53) becomes -1. */
-  readonly id?: number
-  readonly title?: string
-  readonly slug?: string
-  readonly seoTitle?: string
-  readonly searchDescription?: string
-  readonly showInMenus?: boolean
-}
-
-/** The part of a pages query that selects pages: shared by listing and detail. */
-export interface PageSelection {
-  /** Canonical type names to keep, or `null` for every type. */
-  readonly types: ReadonlySet<string> | null
-  readonly filters: PageFilters
-  readonly childOf?: number
-  readonly ancestorOf?: number
-  readonly descendantOf?: number
-}
-
-export interface ListQuery extends PageSelection {
-  /** Exactly one concrete model was asked for: Wagtail serialises the specific pages. */
-  readonly specific: boolean
-  readonly offset: number
-  readonly limit: number
-}
 
 export type Plan<T> =
   | { readonly kind: 'error'; readonly error: WagtailError }

@@ -14,7 +14,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import type { PageSelection } from '../query/plan-types.js'
+import type { PageSelection } from './page-selection.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 export type Scope =

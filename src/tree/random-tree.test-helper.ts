@@ -13,7 +13,7 @@
  */
 import fc from 'fast-check'
 import { renderList } from '../http/render-list.js'
-import type { ListQuery } from '../query/plan-types.js'
+import type { ListQuery } from './page-selection.js'
 import { buildSnapshot, type SyncedPage } from './build-snapshot.js'
 import type { Scope } from './list-scope.js'
 import { selectPages } from './select-pages.js'

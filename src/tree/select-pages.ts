@@ -2,7 +2,7 @@
  * Answers a page selection from the snapshot, in tree order (the CMS's default order, spec §3).
  * @module
  */
-import type { PageFilters, PageSelection } from '../query/plan-types.js'
+import type { PageFilters, PageSelection } from './page-selection.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 function matchesFilters(page: PageRecord, filters: PageFilters): boolean {
