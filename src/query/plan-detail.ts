@@ -14,7 +14,7 @@ import type { DetailPlan } from './plan-types.js'
 import { KNOWN_LISTING_PARAMETERS } from './plan-listing.js'
 import type { KnownAbsent } from './known-absent.js'
 import {
-  FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, resolveTypes, siteFilter, toPageId, treeFilters, type TreeFilters,
+  baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, toPageId, treeFilters, type TreeFilters,
 } from './plan-steps.js'
 import { DATABASE_INT_MAX, notAcceptableIn } from './wagtail-messages.js'
 
@@ -64,13 +64,9 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   const forwardedId = /^[0-9]+$/.test(pathId) ? String(BigInt(pathId)) : pathId
   const forward = (reason: string) => forwardUnlessDoomed(params, reason, { view: 'detail', pathId: forwardedId })
 
-  const typed = resolveTypes(params, snapshot, known)
+  const typed = baseQueryset(params, snapshot, known)
   if ('error' in typed) return { kind: 'error', error: typed.error }
   if ('forward' in typed) return forward(typed.forward)
-
-  const site = siteFilter(params)
-  if ('error' in site) return { kind: 'error', error: site.error }
-  if ('forward' in site) return forward(site.forward)
 
   // Unknown keys are ignored here, unless one model's own fields could be filters.
   if (typed.value.singleModel && params.keys().some((key) => !KNOWN.has(key))) {

@@ -8,7 +8,7 @@ import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, resolveTypes, siteFilter, treeFilters } from './plan-steps.js'
+import { baseQueryset, FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, treeFilters } from './plan-steps.js'
 import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
 
 /** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (spec §2, identical 4.1 → 7.x). */
@@ -36,14 +36,9 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
   if (refused) return { kind: 'error', error: refused }
   const forward = (reason: string) => forwardUnlessDoomed(params, reason, { view: 'listing' })
 
-  const typed = resolveTypes(params, snapshot, known)
+  const typed = baseQueryset(params, snapshot, known)
   if ('error' in typed) return { kind: 'error', error: typed.error }
   if ('forward' in typed) return forward(typed.forward)
-
-  // `site` is read by get_base_queryset, right after `type` (spec §1).
-  const site = siteFilter(params)
-  if ('error' in site) return { kind: 'error', error: site.error }
-  if ('forward' in site) return forward(site.forward)
 
   const unknown = params.keys().filter((key) => !ALLOWED.has(key))
   if (unknown.length > 0) {

@@ -105,6 +105,14 @@ export function siteFilter(params: QueryParams): Step<void> {
   return { forward: 'site is answered by the CMS' }
 }
 
+/** `get_base_queryset`'s own steps, in its order: `type`, then `site`. */
+export function baseQueryset(params: QueryParams, snapshot: Snapshot, known?: KnownAbsent): Step<TypeChoice> {
+  const typed = resolveTypes(params, snapshot, known)
+  if (!('value' in typed)) return typed
+  const site = siteFilter(params)
+  return 'value' in site ? typed : site
+}
+
 /** Why a query goes to the CMS when `key` is the first step only the CMS can run. */
 export function answeredByTheCms(key: string): string {
   return `${key} is answered by the CMS`

@@ -8,18 +8,10 @@ import { createHash } from 'node:crypto'
 import { ownBytes } from '../json/own-string.js'
 import { patchMap } from './patched-map.js'
 import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from './slices.js'
-import type { Dialect, PageRecord, Snapshot } from './snapshot.js'
+import type { Dialect, PageFields, PageRecord, Snapshot } from './snapshot.js'
 
 /** One page as the sync delivers it: fields for the index, and its already-rewritten texts. */
-export interface SyncedPage {
-  readonly id: number
-  readonly type: string
-  readonly title: string
-  readonly slug: string
-  readonly showInMenus: boolean
-  readonly seoTitle: string
-  readonly searchDescription: string
-  readonly parentId: number | null
+export interface SyncedPage extends PageFields {
   /** The listing item's text, formatted for depth 2 of a list envelope. */
   readonly listItem: string
   /** The item as a listing filtered to this page's one type shows it, when that differs. */

@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto'
 import type { PageSelection } from './page-selection.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
+import { createPerSnapshot } from './snapshot-memo.js'
 
 export type Scope =
   /** Depends on the whole tree: no tree filter, several of them, search, find… */
@@ -102,8 +103,8 @@ export function scopeOfParams(snapshot: Snapshot, get: (key: string) => string |
   return id === undefined ? TREE : scopedOrTree(snapshot, found[0], id)
 }
 
-/** Scope digests per snapshot: snapshots are immutable, so a digest never goes stale. */
-const digests = new WeakMap<Snapshot, Map<string, string>>()
+/** Scope digests per snapshot and scope. */
+const digests = createPerSnapshot<string>()
 
 /** `tree`, `page-5`, `children-5`, …: the memo key, and the prefix that keeps scopes apart. */
 export function scopeName(scope: Scope): string {
@@ -163,16 +164,6 @@ function computeDigest(snapshot: Snapshot, scope: Scope, name: string): string {
  * does not depend on it. Memoised per snapshot.
  */
 export function scopeDigest(snapshot: Snapshot, scope: Scope): string {
-  let memo = digests.get(snapshot)
-  if (memo === undefined) {
-    memo = new Map()
-    digests.set(snapshot, memo)
-  }
   const name = scopeName(scope)
-  let digest = memo.get(name)
-  if (digest === undefined) {
-    digest = computeDigest(snapshot, scope, name)
-    memo.set(name, digest)
-  }
-  return digest
+  return digests(snapshot, name, () => computeDigest(snapshot, scope, name))
 }

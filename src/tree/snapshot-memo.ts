@@ -36,3 +36,21 @@ export function createSnapshotMemo<V>(maxEntries: number): SnapshotMemo<V> {
     },
   }
 }
+
+/**
+ * A value per snapshot and name, worked out once: a snapshot never changes, so the value never
+ * goes stale, and it is forgotten with its snapshot (a WeakMap), so no bound is needed beyond the
+ * names a snapshot can have.
+ */
+export type PerSnapshot<V> = (snapshot: Snapshot, name: string, compute: () => V) => V
+
+export function createPerSnapshot<V>(): PerSnapshot<V> {
+  const memos = new WeakMap<Snapshot, Map<string, V>>()
+  return (snapshot, name, compute) => {
+    let memo = memos.get(snapshot)
+    if (memo === undefined) memos.set(snapshot, (memo = new Map()))
+    let value = memo.get(name)
+    if (value === undefined) memo.set(name, (value = compute()))
+    return value
+  }
+}

@@ -30,8 +30,8 @@ export interface Dialect {
   readonly notAcceptableText: string
 }
 
-/** One page as the index needs it, with its pre-rendered bytes. */
-export interface PageRecord {
+/** The fields of one page the index filters and places it by: as synced, and as kept. */
+export interface PageFields {
   readonly id: number
   /** `app_label.ModelName`, exactly as the CMS writes it in `meta.type`. */
   readonly type: string
@@ -42,6 +42,10 @@ export interface PageRecord {
   readonly searchDescription: string
   /** The parent's id, or `null` for the site root (and for a page whose parent is not visible). */
   readonly parentId: number | null
+}
+
+/** One page as the index needs it, with its pre-rendered bytes. */
+export interface PageRecord extends PageFields {
   /** Position in tree order (the CMS's default listing order), 0-based. */
   readonly order: number
   /** Exclusive end of this page's subtree in tree order: descendants are `pages[order + 1 .. subtreeEnd)`. */

@@ -19,6 +19,7 @@
  */
 import type { Scope } from './list-scope.js'
 import { scopeName } from './list-scope.js'
+import { createPerSnapshot } from './snapshot-memo.js'
 import type { Snapshot } from './snapshot.js'
 
 export const ALL_PAGES_KEY = 'cms-pages'
@@ -70,7 +71,7 @@ export function sectionOf(snapshot: Snapshot, id: number): number | undefined {
 }
 
 /** Keys per snapshot and scope: header values are built for every response. */
-const keyMemo = new WeakMap<Snapshot, Map<string, readonly string[]>>()
+const keyMemo = createPerSnapshot<readonly string[]>()
 
 function computeKeys(snapshot: Snapshot, scope: Scope): readonly string[] {
   if (scope.kind === 'tree') return [ALL_PAGES_KEY, LIST_KEY]
@@ -102,18 +103,7 @@ function computeKeys(snapshot: Snapshot, scope: Scope): readonly string[] {
  * O(depth) the first time, memoised per snapshot and scope.
  */
 export function responseKeys(snapshot: Snapshot, scope: Scope): readonly string[] {
-  let memo = keyMemo.get(snapshot)
-  if (memo === undefined) {
-    memo = new Map()
-    keyMemo.set(snapshot, memo)
-  }
-  const name = scopeName(scope)
-  let keys = memo.get(name)
-  if (keys === undefined) {
-    keys = Object.freeze(computeKeys(snapshot, scope))
-    memo.set(name, keys)
-  }
-  return keys
+  return keyMemo(snapshot, scopeName(scope), () => Object.freeze(computeKeys(snapshot, scope)))
 }
 
 /**
