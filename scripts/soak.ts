@@ -1,5 +1,5 @@
 /**
- * `npm run soak` (issue 7, "Soak"): cms-shield under steady load for a bounded time, with edits at
+ * `npm run soak`: cms-shield under steady load for a bounded time, with edits at
  * the origin every few seconds and syncs running all the time, to show that RSS, heap and p99 stay
  * flat and that no timers, handles, descriptors or sockets leak.
  *

@@ -2,7 +2,7 @@
  * The soak's editor: every SOAK_EDIT_EVERY one edit at the origin through its control API
  * (bench/origin.ts `/edit` and `/mutate`), like an editor publishing in Wagtail. A body-only edit
  * is followed by a PURGE of the page's API detail URL, as Wagtail's frontend-cache backend sends
- * it (spec §8.2): the listing does not show such an edit, so only the PURGE (or the next full
+ * it (docs/wagtail-compatibility.md#what-wagtail-purges): the listing does not show such an edit, so only the PURGE (or the next full
  * sync) brings it in.
  *
  * After each edit, cms-shield's detail of that page is polled until it shows the edit, so the

@@ -1,5 +1,5 @@
 /**
- * The soak's settings, from the environment (issue 7, "Soak": bounded, steady load, edits every
+ * The soak's settings, from the environment (a bounded, steady load, edits every
  * few seconds). Durations read like cms-shield's own (`10m`, `3s`, `500ms`; a bare number is
  * seconds). A bad value stops the run at once with exit code 2, before anything is started.
  * @module

@@ -1,5 +1,5 @@
 /**
- * The soak's verdict and tables. The question (issue 7) is whether anything drifts under steady
+ * The soak's verdict and tables. The question is whether anything drifts under steady
  * load: RSS and p99 flat, no leaked timers or sockets. A single sample says little (GC timing moves
  * RSS and heap by tens of MiB; other people's tests on this 2-core machine move p99), so the
  * verdict compares the median of the first third of the windows with the median of the last third,

@@ -12,7 +12,7 @@ export interface HttpAnswer {
   readonly body: Buffer
 }
 
-/** Every answer of the API views carries these (seed "Endpoints"; spec §6.2). */
+/** Every answer of the API views carries these (docs/wagtail-compatibility.md#headers). */
 export const API_HEADERS = Object.freeze({
   'content-type': 'application/json',
   vary: 'Accept',
@@ -47,14 +47,14 @@ export function methodNotAllowedAnswer(method: string): HttpAnswer {
   return jsonAnswer(405, methodNotAllowed(method))
 }
 
-/** Django's bare 404 page: paths that are not API routes never reach the API (spec §4). */
+/** Django's bare 404 page: paths that are not API routes never reach the API (docs/wagtail-compatibility.md#routes-and-methods). */
 export const NOT_FOUND_ANSWER: HttpAnswer = {
   status: 404,
   headers: Object.freeze({ 'content-type': HTML_TYPE }),
   body: Buffer.from(djangoNotFoundHtml, 'utf8'),
 }
 
-/** Django CommonMiddleware's APPEND_SLASH redirect: relative, query string kept (spec §4). */
+/** Django CommonMiddleware's APPEND_SLASH redirect: relative, query string kept (docs/wagtail-compatibility.md#routes-and-methods). */
 export function appendSlashAnswer(path: string, rawQuery: string | undefined): HttpAnswer {
   return {
     status: 301,
@@ -77,7 +77,7 @@ export function notModifiedAnswer(full: HttpAnswer): HttpAnswer {
   return { status: 304, headers, body: Buffer.alloc(0) }
 }
 
-/** find's 302: Django's `redirect()` with an empty HTML body and the API headers (spec §4). */
+/** find's 302: Django's `redirect()` with an empty HTML body and the API headers (docs/wagtail-compatibility.md#find-view). */
 export function redirectAnswer(location: string): HttpAnswer {
   return {
     status: 302,

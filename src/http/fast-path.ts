@@ -1,7 +1,7 @@
 /**
  * Answers cached reads before Fastify routes them (Fastify's `serverFactory` hands over the raw
  * request), because Fastify's routing, hooks and reply plumbing cost more than the answer itself
- * once the body is a ready Buffer (issue 6; design.md, "Pre-rendered bytes").
+ * once the body is a ready Buffer (docs/architecture.md#decisions, "Pre-rendered bytes").
  *
  * It takes only what it can answer exactly as the Fastify path would: GET and HEAD on the three
  * API routes in their plain spelling (no percent-escapes in the path), while a snapshot is loaded,

@@ -214,7 +214,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
 
   /**
    * The 4xx for a forwarded query that a CMS answering everything else (`cmsHealthy`) failed with a
-   * 500 on a value only it can judge (spec §2 table): an unknown `site=` (Wagtail ≤ 7.x 500, 8.0
+   * 500 on a value only it can judge (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500): an unknown `site=` (Wagtail ≤ 7.x 500, 8.0
    * this 404), a filter on a field of the page type's own or a date it parses, a non-numeric `id` next to find's
    * `html_path`, an `order` by an API field that is no database column (Wagtail ≤ 7.0).
    * `undefined`: a 502 it is, the CMS itself is failing (a 500 on `search=` is the
@@ -240,7 +240,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
    * so repeated reads (hits on a hot `search=`) skip parsing and planning.
    */
   function forwardOf(snapshot: Snapshot, relative: string, scope: Scope, params: QueryParams, learn?: Forward['learn']): Forward {
-    // `order=random` is a new order every time (spec §3): never replay it.
+    // `order=random` is a new order every time (docs/wagtail-compatibility.md#ordering): never replay it.
     const store = params.get('order') !== 'random'
     // Keyed by the digest of the pages the answer depends on (the whole tree for search or
     // find): a change there means a new key on every instance, a change elsewhere keeps it.

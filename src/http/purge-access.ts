@@ -1,5 +1,5 @@
 /**
- * Who may send PURGE. Wagtail's HTTPBackend sends no credentials of its own (spec §8.1: method,
+ * Who may send PURGE. Wagtail's HTTPBackend sends no credentials of its own (docs/wagtail-compatibility.md#wire-format: method,
  * path, Host, User-Agent, nothing else), so the default gate is the socket's source address
  * (`PURGE_ALLOW`). A custom backend or a proxy in between can instead send `X-Purge-Token`
  * (`PURGE_TOKEN`). Forwarded headers are never consulted: anyone can write them.

@@ -1,5 +1,5 @@
 /**
- * Writes a listing body in Wagtail's layout (spec §5.2, §6.1): `{"meta": {"total_count": N},
+ * Writes a listing body in Wagtail's layout (docs/wagtail-compatibility.md#response-bodies): `{"meta": {"total_count": N},
  * "items": [...]}` with a 4-space indent, the items being the CMS's own listing items, already
  * formatted for their depth.
  * @module

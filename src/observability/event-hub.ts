@@ -1,7 +1,7 @@
 /**
  * A small typed event hub. The core (sync, CMS client, caches, routes) reports what happened
- * through hubs like this one; metrics and logs subscribe (issue 5: "observability fed by events
- * from the core, not calls sprinkled through it").
+ * through hubs like this one; metrics and logs subscribe: observability is fed by events
+ * from the core, not by calls sprinkled through it.
  *
  * Not node:events: an EventEmitter throws when `'error'` has no listener, and nothing a listener
  * does may throw into a request or a sync. A listener that throws is reported as a process warning.

@@ -5,7 +5,7 @@
  * A fresh id is UUID-shaped, version 8 (RFC 9562 §5.8, "custom"): 74 random bits drawn once, then a
  * 48-bit counter. It is as unique as a random UUID across instances (the random part tells
  * processes apart) and within one (the counter), and costs a string join instead of `randomUUID()`,
- * which was a tenth of cms-shield's own work on a cached hit (issue 6). Ids from one process sort
+ * which was a tenth of cms-shield's own work on a cached hit. Ids from one process sort
  * in the order they were given out, which helps reading logs; nothing relies on them being
  * unguessable.
  * @module

@@ -4,7 +4,7 @@
  *
  * prom-client's `counter.inc(labels)` and `histogram.observe(labels, v)` validate and hash their
  * label object on every call, children from `labels()` included. At tens of thousands of cached
- * answers a second that was most of what a metric cost (issue 6). Here a request is counted
+ * answers a second that was most of what a metric cost. Here a request is counted
  * into a series found by one integer key, and prom-client reads the series only when scraped
  * (`metrics.ts`). Nothing here knows prom-client.
  *

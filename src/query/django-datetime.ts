@@ -1,7 +1,7 @@
 /**
  * Django's `DateTimeField.to_python` for a filter value (`?first_published_at=`), decided before
  * the CMS is asked: Wagtail's FieldsFilter does not catch the `ValidationError` it raises, so the
- * CMS answers an HTML 500 for an unparsable value (spec §2 table, verified `first_published_at=abc`).
+ * CMS answers an HTML 500 for an unparsable value (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500).
  *
  * Django tries `datetime.fromisoformat`, then its own `datetime_re`, then `parse_date`
  * (`date.fromisoformat`, then `date_re`). The regexes are mimicked exactly (Python's `\d` is any

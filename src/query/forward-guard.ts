@@ -1,10 +1,10 @@
 /**
  * The last check before a query goes read-through: cms-shield never answers a 5xx for what a
- * client sends, so nothing leaves for the CMS that the CMS would answer with an HTML 500 (spec §2
- * table: bad dates, `search_operator=xor`, `site=nope`-like values) or
+ * client sends, so nothing leaves for the CMS that the CMS would answer with an HTML 500
+ * (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500: bad dates, `search_operator=xor`, `site=nope`-like values) or
  * that its web server would refuse for its length. Those are answered here, in Wagtail's envelope.
  *
- * Wagtail checks in a fixed order (spec §1) and the first failure wins. A forwarded query stops
+ * Wagtail checks in a fixed order (docs/wagtail-compatibility.md#validation-order) and the first failure wins. A forwarded query stops
  * the local steps early, so a step the CMS would have failed first (e.g. `order=foo`) can be
  * hidden behind one of these 400s: both are 400s, only the text differs, and no 500 gets out.
  * @module
@@ -78,7 +78,7 @@ export interface ForwardContext {
 
 /**
  * Forward `reason` to the CMS, unless the CMS would fail it with a 500 or could not take it.
- * Listing and detail run FieldsFilter and SearchFilter; find runs only `get_queryset` (spec §4).
+ * Listing and detail run FieldsFilter and SearchFilter; find runs only `get_queryset` (docs/wagtail-compatibility.md#find-view).
  */
 export function forwardUnlessDoomed(params: QueryParams, reason: string, context: ForwardContext): ForwardPlan {
   const site = siteFilter(params)

@@ -1,8 +1,8 @@
 /**
- * DRF content negotiation, the first step of every pages view (spec §1, §6.5).
+ * DRF content negotiation, the first step of every pages view (docs/wagtail-compatibility.md#content-negotiation).
  *
  * cms-shield renders JSON only. `?format=api` and `Accept: text/html` ask Wagtail for the
- * Browsable API; the seed says `format=api` answers JSON with the same structure, so both get
+ * Browsable API; the seed (docs/wagtail-compatibility.md#the-seed-the-production-api-as-observed) says `format=api` answers JSON with the same structure, so both get
  * JSON here. What DRF refuses, we refuse with its texts: an unknown `format` is a bare 404, an
  * Accept header that neither renderer satisfies is a 406.
  * @module

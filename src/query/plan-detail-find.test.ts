@@ -18,7 +18,7 @@ function detail(pathId: string, query = '', snap = snapshot) {
   return page && matchesSelection(snap, page, plan.selection) ? `page ${page.id}` : `No ${plan.modelName} matches the given query.`
 }
 
-describe('planDetail (spec §4: every filter backend runs on the detail view)', () => {
+describe('planDetail (every filter backend runs on the detail view)', () => {
   it.each([
     ['4', '', 'page 4'],
     ['004', '', 'page 4'],
@@ -55,7 +55,7 @@ describe('planDetail (spec §4: every filter backend runs on the detail view)', 
   })
 })
 
-describe('planFind (spec §4)', () => {
+describe('planFind', () => {
   const find = (query: string) => planFind(parseQueryParams(query), snapshot)
 
   it.each([
@@ -97,7 +97,7 @@ describe('planFind (spec §4)', () => {
   })
 })
 
-describe('detail and find: what Wagtail 7.x answers with a 500 is refused here (spec §2 table, §4)', () => {
+describe('detail and find: what Wagtail 7.x answers with a 500 is refused here', () => {
 
   it.each([
     ['first_published_at=abc', error(400, "field filter error. 'abc' is not a valid value for first_published_at (“abc” value has an invalid format. It must be in YYYY-MM-DD HH:MM[:ss[.uuuuuu]][TZ] format.)")],

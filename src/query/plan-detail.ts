@@ -1,6 +1,6 @@
 /**
  * Plans `GET /api/v1/cms/pages/<id>/`. Every filter backend runs on the detail view too, but
- * unknown keys, `limit` and `offset` are ignored (spec §4).
+ * unknown keys, `limit` and `offset` are ignored (docs/wagtail-compatibility.md#detail-view).
  * @module
  */
 import { matchesSelection } from '../tree/select-pages.js'

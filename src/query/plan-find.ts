@@ -1,6 +1,6 @@
 /**
  * Plans `GET /api/v1/cms/pages/find/`: `get_queryset()` (so `type` and `site` apply), then
- * `html_path`, then `id`; no filter backends, no unknown-parameter check (spec §4).
+ * `html_path`, then `id`; no filter backends, no unknown-parameter check (docs/wagtail-compatibility.md#find-view).
  * @module
  */
 import type { Snapshot } from '../tree/snapshot.js'
@@ -56,7 +56,7 @@ export function planFind(params: QueryParams, snapshot: Snapshot, accept?: strin
   if ('forward' in site) return forward(site.forward, false)
 
   types = typed.value.types
-  // Wagtail 7.1+ passes every other parameter on to the detail URL (spec §4).
+  // Wagtail 7.1+ passes every other parameter on to the detail URL (docs/wagtail-compatibility.md#find-view).
   const forwardQuery = params.lists().filter(([key]) => key !== 'id' && key !== 'html_path')
 
   if (htmlPath !== undefined) {

@@ -14,7 +14,7 @@ const ids = (query: string, snap = snapshot) => {
   return { total: all.length, ids: all.slice(p.query.offset, p.query.offset + p.query.limit).map((page) => page.id) }
 }
 
-describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
+describe('planListing: Wagtail texts, answered locally', () => {
   it.each([
     ['limit=abc', 400, 'limit must be a positive integer'],
     ['limit=-1', 400, 'limit must be a positive integer'],
@@ -54,7 +54,7 @@ describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
     ['id=%00', 400, "field filter error. '\u0000' is not a valid value for id (invalid literal for int() with base 10: '\\x00')"],
     ['alias_of=abc', 400, "field filter error. 'abc' is not a valid value for alias_of (Field 'id' expected a number but got 'abc'.)"],
     ['format=xml', 404, ''],
-    // Validation order (spec §1, verified examples).
+    // Validation order (docs/wagtail-compatibility.md#validation-order).
     ['foo=1&type=nope', 400, "type doesn't exist"],
     ['foo=1&limit=abc', 400, 'query parameter is not an operation or a recognised field: foo'],
     ['id=abc&child_of=abc', 400, "field filter error. 'abc' is not a valid value for id (invalid literal for int() with base 10: 'abc')"],
@@ -108,7 +108,7 @@ describe('planListing: Wagtail texts, answered locally (spec §2)', () => {
   })
 })
 
-describe('planListing: index answers in tree order (spec §3)', () => {
+describe('planListing: index answers in tree order', () => {
   it.each([
     ['', { total: 5, ids: [3, 4, 6, 5, 8] }],
     ['limit=0', { total: 5, ids: [] }],
@@ -175,7 +175,7 @@ describe('planListing: what only the CMS can answer goes read-through', () => {
   })
 })
 
-describe('planListing: what Wagtail 7.x answers with a 500 is refused here, never forwarded (spec §2 table)', () => {
+describe('planListing: what Wagtail 7.x answers with a 500 is refused here, never forwarded', () => {
   const fieldError = (value: string, reason: string) =>
     `field filter error. '${value}' is not a valid value for first_published_at (${reason})`
   it.each([

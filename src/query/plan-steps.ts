@@ -1,5 +1,5 @@
 /**
- * The steps a Wagtail pages view runs, in its order (spec §1: `get_queryset` → filter backends →
+ * The steps a Wagtail pages view runs, in its order (docs/wagtail-compatibility.md#validation-order: `get_queryset` → filter backends →
  * pagination → serializer), each deciding locally when the snapshot knows enough and asking for
  * the CMS when it does not. The first step that fails wins, as in Wagtail.
  * @module
@@ -85,7 +85,7 @@ export function typesUnknownToSnapshot(params: QueryParams, snapshot: Snapshot):
 const SITE_HOSTNAME_MAX = 255
 
 /**
- * `get_base_queryset`'s `?site=host[:port]` (spec §2). Only the CMS knows its Sites, so a
+ * `get_base_queryset`'s `?site=host[:port]` (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500). Only the CMS knows its Sites, so a
  * plausible value goes to it; what no Site can match is answered here with Wagtail 8.0's texts,
  * because 7.x lets the lookup's exception escape as an HTML 500.
  */
@@ -105,7 +105,7 @@ export function siteFilter(params: QueryParams): Step<void> {
   return { forward: 'site is answered by the CMS' }
 }
 
-/** `get_base_queryset`'s own steps, in its order: `type`, then `site`. */
+/** `get_base_queryset`'s own steps, in its order: `type`, then `site` (docs/wagtail-compatibility.md#validation-order). */
 export function baseQueryset(params: QueryParams, snapshot: Snapshot, known?: KnownAbsent): Step<TypeChoice> {
   const typed = resolveTypes(params, snapshot, known)
   if (!('value' in typed)) return typed
@@ -177,7 +177,7 @@ export function fieldFilters(params: QueryParams, dialect: Pick<Dialect, 'nulInT
       }
       needsCms = true
     } else if (key === 'first_published_at') {
-      // Wagtail lets Django's ValidationError escape (an HTML 500, spec §2): refuse it here in
+      // Wagtail lets Django's ValidationError escape (an HTML 500, docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500): refuse it here in
       // FieldsFilter's frame, with Django's text. A parsable value is filtered by the CMS.
       const verdict = djangoDateTime(value)
       if (verdict.kind === 'invalid') return { error: wagtailErrors.fieldFilterInvalid(value, key, verdict.message) }
@@ -251,7 +251,7 @@ export function treeFilters(params: QueryParams, snapshot: Snapshot): Step<TreeF
   return { value }
 }
 
-/** WagtailPagination: offset first, then limit, then limit against the CMS's maximum (spec §3). */
+/** WagtailPagination: offset first, then limit, then limit against the CMS's maximum (docs/wagtail-compatibility.md#pagination-and-default-order). */
 export function pagination(params: QueryParams, snapshot: Snapshot): Step<{ offset: number; limit: number }> {
   const limitMax = snapshot.dialect.limitMax
   let offset = 0

@@ -1,6 +1,6 @@
 /**
- * Python's `int(text)` as Wagtail applies it to `limit`, `offset`, `child_of`, `id` … (spec §2,
- * "Integer parsing quirk"): surrounding Unicode whitespace, a sign, underscores between digits
+ * Python's `int(text)` as Wagtail applies it to `limit`, `offset`, `child_of`, `id` … 
+ * (docs/wagtail-compatibility.md#integer-parsing): surrounding Unicode whitespace, a sign, underscores between digits
  * and any Unicode decimal digit are accepted. Mimicking it keeps our 400s identical to the CMS's.
  * @module
  */

@@ -1,6 +1,6 @@
 /**
  * Django's `QueryDict` over a raw query string: the semantics every Wagtail view reads its
- * parameters with (spec §1). Repeated keys keep every value; `get` answers the last one;
+ * parameters with (docs/wagtail-compatibility.md#query-string-semantics). Repeated keys keep every value; `get` answers the last one;
  * iteration follows each key's first appearance. Keys are case-sensitive.
  * @module
  */

@@ -1,6 +1,6 @@
 /**
- * Every answer text the proxy gives in Wagtail's name, in one place (spec §2, §4, §6).
- * The texts are the CMS's contract with its clients: change them only with the spec.
+ * Every answer text the proxy gives in Wagtail's name, in one place (docs/wagtail-compatibility.md#error-texts).
+ * The texts are the CMS's contract with its clients: change them only with that document.
  * @module
  */
 
@@ -35,9 +35,9 @@ export function notAcceptableIn(text: string): WagtailError {
 }
 
 export const wagtailErrors = {
-  /** DRF: `?format=` names no renderer → bare Http404 → `{"message": ""}` (spec §1). */
+  /** DRF: `?format=` names no renderer → bare Http404 → `{"message": ""}` (docs/wagtail-compatibility.md#content-negotiation). */
   unknownFormat: notFound(''),
-  /** DRF NotAcceptable; note the key is `detail` (spec §1). */
+  /** DRF NotAcceptable; note the key is `detail` (docs/wagtail-compatibility.md#content-negotiation). */
   notAcceptable: { status: 406, body: { detail: NOT_ACCEPTABLE_TEXT } } as WagtailError,
   typeDoesNotExist: badRequest("type doesn't exist"),
   unknownParameters: (names: readonly string[]) =>
@@ -47,25 +47,25 @@ export const wagtailErrors = {
     badRequest(`field filter error. '${value}' is not a valid value for ${field} (${reason})`),
   positiveInteger: (param: string) => badRequest(`${param} must be a positive integer`),
   parentPageMissing: badRequest("parent page doesn't exist"),
-  // The CMS crosses these two names on purpose (spec §2): keep them crossed.
+  // The CMS crosses these two names on purpose (docs/wagtail-compatibility.md#tree-filters): keep them crossed.
   ancestorOfMissing: badRequest("descendant page doesn't exist"),
   descendantOfMissing: badRequest("ancestor page doesn't exist"),
   descendantOfWithChildOf: badRequest('filtering by descendant_of with child_of is not supported'),
   limitTooHigh: (max: number) => badRequest(`limit cannot be higher than ${max}`),
-  /** Detail view: `get_object_or_404` names the queryset's model (spec §4). */
+  /** Detail view: `get_object_or_404` names the queryset's model (docs/wagtail-compatibility.md#detail-view). */
   noMatch: (modelName: string) => notFound(`No ${modelName} matches the given query.`),
   findNotFound: notFound('not found'),
 
-  // Inputs Wagtail 7.x answers with an HTML 500 (spec §2 table); cms-shield answers them itself.
-  /** 8.0's text for `?site=host:abc` (spec §2: Django's IntegerField message for the port). */
+  // Inputs Wagtail 7.x answers with an HTML 500 (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500); cms-shield answers them itself.
+  /** 8.0's text for `?site=host:abc` (Django's IntegerField message for the port). */
   sitePortInvalid: (repr: string) => badRequest(`Field 'port' expected a number but got ${repr}.`),
-  /** 8.0's answer for a `?site=` no Site can have (spec §2: `get_object_or_404`). */
+  /** 8.0's answer for a `?site=` no Site can have (`get_object_or_404`). */
   siteNotFound: notFound('No Site matches the given query.'),
   /** 7.1+'s refusal of an API field the database cannot order by (`type`, `html_url`…); ≤7.0 fail with a 500. */
   cannotOrderBy: (field: string) => badRequest(`cannot order by '${field}' (unknown field)`),
   /**
    * Not Wagtail's: a forwarded query the CMS answered with a 500 while it answers everything else
-   * (spec table, §2: unparsable values of fields only the CMS knows, an unknown `site=` on ≤ 7.x).
+   * (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500: unparsable values of fields only the CMS knows, an unknown `site=` on ≤ 7.x).
    * The input is what broke it, so the client gets a 4xx, never a 5xx.
    */
   cmsRejectedQuery: badRequest('the CMS could not answer this query: one of its parameters has a value it cannot use'),
@@ -88,10 +88,10 @@ export const booleanReason = (value: string) => `expected 'true' or 'false', got
 /** Django's IntegerField.get_prep_value text for a bad foreign key (`alias_of=abc`). */
 export const foreignKeyReason = (repr: string) => `Field 'id' expected a number but got ${repr}.`
 
-/** DRF's 405 body: `{"detail": "Method \"POST\" not allowed."}` (spec §4). */
+/** DRF's 405 body: `{"detail": "Method \"POST\" not allowed."}` (docs/wagtail-compatibility.md#routes-and-methods). */
 export const methodNotAllowed = (method: string) => ({ detail: `Method "${method}" not allowed.` })
 
-/** DRF SimpleMetadata for PagesAPIViewSet, byte-for-byte the same on every path (spec §6.4). */
+/** DRF SimpleMetadata for PagesAPIViewSet, byte-for-byte the same on every path (docs/wagtail-compatibility.md#routes-and-methods). */
 export const optionsBody = {
   name: 'Pages Api',
   description: '',
@@ -99,7 +99,7 @@ export const optionsBody = {
   parses: ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
 } as const
 
-/** Django's default bare 404 page (ERROR_PAGE_TEMPLATE starts with a newline: 179 bytes), answered for paths outside the API's routes (spec §4). */
+/** Django's default bare 404 page (ERROR_PAGE_TEMPLATE starts with a newline: 179 bytes), answered for paths outside the API's routes (docs/wagtail-compatibility.md#routes-and-methods). */
 export const djangoNotFoundHtml =
   '\n<!doctype html>\n<html lang="en">\n<head>\n  <title>Not Found</title>\n</head>\n<body>\n' +
   '  <h1>Not Found</h1><p>The requested resource was not found on this server.</p>\n</body>\n</html>\n'

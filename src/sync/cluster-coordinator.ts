@@ -1,5 +1,5 @@
 /**
- * Many instances, one CMS load (design.md: "exactly one instance syncs"). With Redis, the instance
+ * Many instances, one CMS load (docs/architecture.md#the-cluster). With Redis, the instance
  * holding the lease runs the sync loop, stores each new snapshot in Redis and announces it; the
  * others load it from Redis, never from the CMS, and send the PURGE and webhook requests they
  * receive to the syncing one over pub/sub. When Redis cannot say who leads ('standalone'), every

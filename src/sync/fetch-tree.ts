@@ -272,7 +272,7 @@ export async function fetchDetails(options: FetchTreeOptions, pages: readonly Li
 }
 
 /**
- * A listing filtered to one type serialises the specific model (spec §2 `get_queryset`), and a
+ * A listing filtered to one type serialises the specific model (docs/wagtail-compatibility.md#response-bodies), and a
  * model may override its URL (a RedirectPage shows its external address). Reads the listing of
  * `type` and returns its items by page id, checked to hold exactly `expected` in the same order.
  */

@@ -1,6 +1,6 @@
 /**
- * One syncing instance among many (design: "With Redis, exactly one instance syncs (a lease in
- * Redis)"). Each instance ticks every third of `LEADER_LEASE`: a follower tries to take the lease
+ * One syncing instance among many (docs/architecture.md#the-cluster: with Redis, exactly one instance syncs, holding a lease in
+ * Redis). Each instance ticks every third of `LEADER_LEASE`: a follower tries to take the lease
  * (`SET key owner PX lease NX`), the leader renews it with a compare-and-expire script, so a
  * leader that dies is replaced one tick after its lease expires and a leader whose key was taken
  * over steps down at its next tick.

@@ -1,9 +1,9 @@
 /**
  * The listing pass asks for the generic meta fields that the default listing leaves out but the
- * index filters on (`show_in_menus`, `seo_title`, `search_description`; spec §5.1, §7: a plain
+ * index filters on (`show_in_menus`, `seo_title`, `search_description`; docs/wagtail-compatibility.md#response-bodies: a plain
  * name adds a field to the default set), so a re-flagged page shows in the listing itself. The
  * snapshot keeps the default listing item, so those members are cut out of each item again: the
- * serializer writes every field in one fixed order (spec §5.2), so what remains is byte for byte
+ * serializer writes every field in one fixed order (docs/wagtail-compatibility.md#response-bodies), so what remains is byte for byte
  * the default item. Whether that holds for the CMS at hand is probed once (`probeListingFields`).
  * @module
  */

@@ -1,12 +1,12 @@
 /**
  * Decides which details an incremental sync fetches again, from the previous snapshot and a fresh
- * listing pass (design.md, "Cheap change detection"). The listing shows new, removed, renamed,
+ * listing pass (docs/architecture.md#decisions, "Cheap change detection"). The listing shows new, removed, renamed,
  * re-slugged, moved (a move changes `html_url`, which is the slug path) and re-flagged pages; a
  * detail also embeds facts about *other* pages, so some unchanged items are fetched too:
  *
- * - a page's detail embeds its parent (`meta.parent`: id, type, html_url, title; spec §5.2), so
+ * - a page's detail embeds its parent (`meta.parent`: id, type, html_url, title; docs/wagtail-compatibility.md#response-bodies), so
  *   when a page's item changed, its children are fetched again;
- * - `meta.parent` is `null` when the parent is not visible (spec §5.3), so the children of a
+ * - `meta.parent` is `null` when the parent is not visible (docs/wagtail-compatibility.md#response-bodies), so the children of a
  *   removed page are fetched again, and so is every parentless page when a page appears (an
  *   unpublished parent may have come back);
  * - a page with no URL (`html_url` null, outside every site) shows a move only by its place in

@@ -1,6 +1,6 @@
 /**
  * Learns, from the CMS itself, the answers that differ between Wagtail versions and settings
- * (design.md, "Behave like the CMS you front"): its largest page size, whether it ignores
+ * (docs/wagtail-compatibility.md#dialect-probes): its largest page size, whether it ignores
  * `type=`, whether find keeps the query string, what a NUL in a text filter does and the language
  * of DRF's 406. Five small requests, once per process.
  * @module

@@ -22,7 +22,7 @@ function readString(node: JsonNode | undefined, what: string, where: string): st
   return node.value
 }
 
-/** Optional generic fields: Wagtail 8.0's swappable Page model may lack them (spec §5.1). */
+/** Optional generic fields: Wagtail 8.0's swappable Page model may lack them (docs/wagtail-compatibility.md#response-bodies). */
 function optionalString(node: JsonNode | undefined): string {
   return node?.kind === 'string' ? node.value : ''
 }

@@ -3,12 +3,12 @@
  * about them but their own content changed.
  *
  * Wagtail purges a page's URL when the page is published or unpublished, never on a move, a
- * reorder or for its parents (spec §8.2). A publish most often edits the page in place: its body,
+ * reorder or for its parents (docs/wagtail-compatibility.md#what-wagtail-purges). A publish most often edits the page in place: its body,
  * its title, its flags. A listing pass finds that too, but it reads the whole listing (400
  * requests at 100,000 pages, and at least a second of cms-shield's CPU); here each named page
  * costs its one-item listing (`?id=`) and its detail, plus its children's details when its
  * listing item changed, because each child's detail embeds its parent's title (`meta.parent`,
- * spec §5.2), as the listing pass's plan does (`plan-refresh.ts`).
+ * docs/wagtail-compatibility.md#response-bodies), as the listing pass's plan does (`plan-refresh.ts`).
  *
  * Anything this cannot place for certain is left to the listing pass (the result is `undefined`):
  * a page the snapshot does not hold, one the listing no longer shows (unpublished), a new slug,

@@ -3,8 +3,8 @@
  * listing pass, or re-sync everything. A type-only module so the HTTP side and the sync meet on a
  * shape without importing each other.
  *
- * Wagtail's frontend_cache sends one PURGE per URL with no batching (spec §8.1), and a publish of
- * a page with aliases purges every alias (spec §8.2): requests arrive in bursts, so the sync
+ * Wagtail's frontend_cache sends one PURGE per URL with no batching (docs/wagtail-compatibility.md#wire-format), and a publish of
+ * a page with aliases purges every alias (docs/wagtail-compatibility.md#what-wagtail-purges): requests arrive in bursts, so the sync
  * coalesces them (`REFRESH_DEBOUNCE`) and callers never wait for the work.
  * @module
  */
@@ -16,7 +16,7 @@ export interface RefreshRequest {
   readonly all?: boolean
   /**
    * Run a listing pass: the tree's structure (new pages, moves, unpublished pages) is only visible
-   * in the listing, and Wagtail never purges parents or listings (spec §8.2). Without it (and with
+   * in the listing, and Wagtail never purges parents or listings (docs/wagtail-compatibility.md#what-wagtail-purges). Without it (and with
    * `ids`), the sync first tries to refresh the named pages in place (`refresh-in-place.ts`) and
    * runs the pass only when it finds more than their content changed.
    */

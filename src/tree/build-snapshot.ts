@@ -1,6 +1,6 @@
 /**
  * Builds an immutable {@link Snapshot} from one sync's pages, or refuses: a snapshot is the CMS as
- * it was at one moment, never a mix, so every inconsistency fails the whole build (design.md,
+ * it was at one moment, never a mix, so every inconsistency fails the whole build (docs/architecture.md#decisions:
  * "Never publish a bad tree").
  * @module
  */
@@ -232,8 +232,8 @@ export function buildSnapshot(pages: readonly SyncedPage[], options: BuildOption
 
 /**
  * Builds the snapshot a slice of pages at a time, calling `pause` between slices, so that the
- * requests served meanwhile wait for one slice, never for the whole build (issue 6: p99 during a
- * swap). `pause` is injected (the sync passes a `setImmediate` turn); the result is the same as
+ * requests served meanwhile wait for one slice, never for the whole build (p99 during a
+ * swap stays low). `pause` is injected (the sync passes a `setImmediate` turn); the result is the same as
  * {@link buildSnapshot}'s.
  */
 export function buildSnapshotInSlices(pages: readonly SyncedPage[], options: BuildOptions, pause: Pause): Promise<Snapshot> {

@@ -75,7 +75,7 @@ const page = (id: number) => ({ kind: 'page', id })
 const LISTING = { kind: 'listing' }
 const UNKNOWN = { kind: 'unknown' }
 
-describe('resolvePurgeTarget: API paths (WAGTAILAPI_USE_FRONTENDCACHE, spec §8.2)', () => {
+describe('resolvePurgeTarget: API paths (WAGTAILAPI_USE_FRONTENDCACHE)', () => {
   it('keeps the same pages route as the API it mirrors', () => {
     expect(API_PAGES_PATH).toBe(PAGES_PATH)
   })
@@ -110,7 +110,7 @@ describe('resolvePurgeTarget: API paths (WAGTAILAPI_USE_FRONTENDCACHE, spec §8.
   })
 })
 
-describe('resolvePurgeTarget: page URLs (html_url, spec §8.1)', () => {
+describe('resolvePurgeTarget: page URLs (html_url)', () => {
   it('matches Host plus path against html_url, ignoring query, fragment and Host case', () => {
     expect(resolvePurgeTarget(tree, 'localhost', '/')).toEqual(page(3))
     expect(resolvePurgeTarget(tree, 'localhost', '/blog-one/')).toEqual(page(4))

@@ -1,8 +1,8 @@
 /**
  * Which page a PURGE is about. Wagtail's frontend_cache HTTPBackend sends `PURGE <path+query>`
- * with `Host:` set to the purged URL's host (spec §8.1), either for a page's own URL (its
+ * with `Host:` set to the purged URL's host (docs/wagtail-compatibility.md#wire-format), either for a page's own URL (its
  * `html_url`, on publish and unpublish) or, with `WAGTAILAPI_USE_FRONTENDCACHE`, for the API's
- * detail URL `/api/v1/cms/pages/<id>/` (spec §8.2). This module turns such a request into a
+ * detail URL `/api/v1/cms/pages/<id>/` (docs/wagtail-compatibility.md#what-wagtail-purges). This module turns such a request into a
  * {@link PurgeTarget}: a page id when we can tell, the listing when it names another API path, and
  * `unknown` otherwise (the caller still refreshes the listing: a purge always means *something*
  * changed, and moves or new pages only show in the listing).
@@ -42,7 +42,7 @@ const indexes = new WeakMap<Snapshot, HtmlUrlIndex>()
  * @param snapshot the current snapshot; `undefined` before the first sync (API detail paths still
  *   resolve to their id, page URLs to `unknown`).
  * @param host the request's `Host` header as sent (hostname, plus `:port` only when the purged URL
- *   had one, spec §8.1).
+ *   had one, docs/wagtail-compatibility.md#wire-format).
  * @param pathAndQuery the request-target: origin-form (`/blog-one/?x=1`) or absolute-form.
  */
 export function resolvePurgeTarget(snapshot: Snapshot | undefined, host: string | undefined, pathAndQuery: string): PurgeTarget {

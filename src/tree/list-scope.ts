@@ -5,7 +5,7 @@
  * answer keyed by {@link scopeDigest} survives a sync that changed nothing it shows, and misses
  * after one that did, on every instance alike, without any explicit invalidation. Tree-aware CDN
  * tags (`surrogate-keys.ts`, `tree-diff.ts`) name the same scopes. Wagtail itself purges only a
- * published page's URL and detail URL (spec §8.2), never listings and never on moves, which is
+ * published page's URL and detail URL (docs/wagtail-compatibility.md#what-wagtail-purges), never listings and never on moves, which is
  * why the dependency has to be worked out from the tree here.
  *
  * A scope is conservative: when a response's dependency cannot be named precisely (no tree

@@ -5,7 +5,7 @@
  * @module
  */
 
-/** Equality filters on the generic page fields (Wagtail's FieldsFilter, spec §2). */
+/** Equality filters on the generic page fields (Wagtail's FieldsFilter, docs/wagtail-compatibility.md#field-filters). */
 export interface PageFilters {
   /** `id=`; a value no page can have (negative, beyond 2^53) becomes -1. */
   readonly id?: number

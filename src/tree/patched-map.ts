@@ -1,8 +1,8 @@
 /**
  * A read-only map that is another map with some values replaced: the lookups of a snapshot that
  * was patched in place (`patchSnapshot`). At 100,000 pages a new id map per edit costs ~10 ms of
- * CPU and 100,000 entries of garbage for a change of one or two values (issue 6: p99 during
- * swaps); layering the changes over the previous snapshot's map costs what changed.
+ * CPU and 100,000 entries of garbage for a change of one or two values (and p99 suffers
+ * during swaps); layering the changes over the previous snapshot's map costs what changed.
  *
  * The layers never nest: patching a patched map merges the changes into one overlay over the same
  * base, and once the overlay outgrows `maxOverlay` the next patch writes one flat map again, so a

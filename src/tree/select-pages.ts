@@ -1,5 +1,5 @@
 /**
- * Answers a page selection from the snapshot, in tree order (the CMS's default order, spec §3).
+ * Answers a page selection from the snapshot, in tree order (the CMS's default order, docs/wagtail-compatibility.md#pagination-and-default-order).
  * @module
  */
 import type { PageFilters, PageSelection } from './page-selection.js'

@@ -1,7 +1,7 @@
 /**
  * Long passes over every page, cut into slices so that requests are answered between them. At
  * 100,000 pages one pass of a sync (planning, carrying pages over, building, comparing) takes tens
- * of milliseconds; in one block it holds up every request that arrives meanwhile (issue 6: p99
+ * of milliseconds; in one block it holds up every request that arrives meanwhile (p99 suffers
  * while snapshots swap). A pass is written once, as a generator that yields between slices, and
  * run either to the end at once (tests, small trees) or with an injected `pause` between slices.
  * @module

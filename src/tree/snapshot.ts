@@ -7,7 +7,7 @@
  */
 import type { Lookup } from './patched-map.js'
 
-/** What the CMS taught us about itself at sync time (spec §2–§4: answers that differ by version). */
+/** What the CMS taught us about itself at sync time (docs/wagtail-compatibility.md#dialect-probes: answers that differ by version). */
 export interface Dialect {
   /** `WAGTAILAPI_LIMIT_MAX`: the largest `limit` the CMS accepts, or `null` when it has none. */
   readonly limitMax: number | null

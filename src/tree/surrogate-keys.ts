@@ -2,7 +2,7 @@
  * Surrogate keys (Fastly `Surrogate-Key`, Cloudflare `Cache-Tag`) derived from the page tree, so
  * a CDN in front of cms-shield can be purged by what changed rather than by URL.
  *
- * Wagtail purges only a published page's URL and its API detail URL (spec §8.2): never a listing,
+ * Wagtail purges only a published page's URL and its API detail URL (docs/wagtail-compatibility.md#what-wagtail-purges): never a listing,
  * never on a move or reorder. Every response here instead carries keys naming the scope it was
  * read from (`list-scope.ts`), and `tree-diff.ts` turns the difference between two snapshots into
  * the keys to purge, so that any response whose bytes changed carries at least one purged key.

@@ -1,7 +1,7 @@
 /**
  * What changed between two snapshots, and the surrogate keys a CDN must purge for it.
  *
- * Wagtail's own purge (spec §8.2) covers only a published page's URL and detail URL: listings,
+ * Wagtail's own purge (docs/wagtail-compatibility.md#what-wagtail-purges) covers only a published page's URL and detail URL: listings,
  * parents, moves, reorders and slug changes are never purged, so a CDN in front of it serves them
  * stale. Here the diff of the whole tree decides instead, with one invariant: any response whose
  * bytes changed carries (per `responseKeys`) at least one key in `purgeKeys`. The sets stay

@@ -3,7 +3,7 @@
  * per attempt, a body cap, retries with jittered backoff, and errors from the catalogue.
  *
  * Nothing from a client request ever reaches the CMS through here: the only request headers are
- * `accept` and `user-agent`. Wagtail varies answers by session and Basic auth (spec §6.2), so a
+ * `accept` and `user-agent`. Wagtail varies answers by session and Basic auth (docs/wagtail-compatibility.md#headers), so a
  * forwarded Cookie or Authorization would put one user's view into everyone's cache.
  * @module
  */

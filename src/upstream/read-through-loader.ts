@@ -12,12 +12,12 @@ import type { UpstreamResponse } from './http-client.js'
 const REPLAYED = new Set([200, 400, 404])
 
 export function toStoredAnswer(response: UpstreamResponse, rewriteUrl: RewriteUrl, storedAt: number, where: string): StoredAnswer {
-  // A Set-Cookie answer belongs to one client (spec §6.2): replay it to that one only.
+  // A Set-Cookie answer belongs to one client (docs/wagtail-compatibility.md#headers): replay it to that one only.
   const cacheable = response.headers['set-cookie'] === undefined
   if (response.status === 302) {
     const location = response.headers['location']
     if (typeof location !== 'string') throw createError('UPSTREAM_BAD_RESPONSE', `${where}: 302 without Location`)
-    // Wagtail's only 302 is find's, to a pages API URL (spec §4). One to anywhere else (a login
+    // Wagtail's only 302 is find's, to a pages API URL (docs/wagtail-compatibility.md#find-view). One to anywhere else (a login
     // page of a proxy in front of the CMS) is not the CMS's answer, and would hand its address on.
     const rewritten = rewriteUrl(location)
     if (rewritten === undefined) throw createError('UPSTREAM_BAD_RESPONSE', `${where}: 302 to a URL outside the pages API`)

@@ -11,7 +11,7 @@ import type { GetOptions, HttpClient, UpstreamResponse } from './http-client.js'
 export const PAGES_API_PATH = '/api/v1/cms/pages/'
 
 /**
- * What read-through may ask for: the three routes Wagtail has (spec §4) and a query of visible
+ * What read-through may ask for: the three routes Wagtail has (docs/wagtail-compatibility.md#routes-and-methods) and a query of visible
  * ASCII without `#`. Anything else (`../`, another API, raw spaces) is refused here, so a path
  * built from a client's request can never reach other parts of the CMS.
  */

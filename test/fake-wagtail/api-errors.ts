@@ -1,6 +1,6 @@
 /**
  * The two ways a Wagtail API request fails: a JSON error answered by the view, or an uncaught exception
- * that Django turns into its HTML 500 page (spec §2 table).
+ * that Django turns into its HTML 500 page (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500).
  * @module
  */
 

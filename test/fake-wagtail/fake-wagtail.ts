@@ -19,7 +19,7 @@ import type {
 
 const DEFAULT_SITE_URL = 'http://localhost'
 
-/** `get_base_url`: only scheme and netloc of WAGTAILAPI_BASE_URL count (spec §5.3, verified). */
+/** `get_base_url`: only scheme and netloc of WAGTAILAPI_BASE_URL count (docs/wagtail-compatibility.md#response-bodies). */
 function schemeAndNetloc(url: string): string {
   const match = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/([^/?#]*)/.exec(url)
   if (!match) throw new Error(`fake-wagtail: not an absolute URL: ${url}`)

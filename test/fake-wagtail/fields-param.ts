@@ -1,6 +1,6 @@
 /**
  * `?fields=`: Wagtail's parser (`utils.parse_fields_parameter`, ported statement by statement so error
- * texts and positions match) and the serializer field selection (`_get_serializer_class`, spec §5.1, §7).
+ * texts and positions match) and the serializer field selection (`_get_serializer_class`, docs/wagtail-compatibility.md#response-bodies).
  * @module
  */
 import { badRequest } from './api-errors.js'
@@ -97,7 +97,7 @@ export function parseFieldsParameter(input: string): FieldSpec[] {
   return parseFields(0, false).fields
 }
 
-/** Which serializer is being configured (spec §5.1). */
+/** Which serializer is being configured (docs/wagtail-compatibility.md#response-bodies). */
 export type FieldView = 'listing' | 'detail' | 'nested'
 
 /** The fields a serializer emits, in output-relevant order, with nested plans for relations. */
@@ -108,7 +108,7 @@ export interface FieldPlan {
   readonly children: ReadonlyMap<string, FieldPlan>
 }
 
-/** `PagesAPIViewSet.meta_fields` (spec §5.1). */
+/** `PagesAPIViewSet.meta_fields` (docs/wagtail-compatibility.md#response-bodies). */
 export const META_FIELDS: readonly string[] = [
   'type', 'detail_url', 'html_url', 'slug', 'show_in_menus', 'seo_title', 'search_description',
   'first_published_at', 'alias_of', 'parent', 'locale',
@@ -172,7 +172,7 @@ export function buildFieldPlan(view: FieldView, extraFields: readonly string[], 
   return { fields, children }
 }
 
-/** Parses `?fields=` and builds the plan; syntax errors become `fields error: …` (spec §2). */
+/** Parses `?fields=` and builds the plan; syntax errors become `fields error: …` (docs/wagtail-compatibility.md#error-texts). */
 export function fieldPlanFromQuery(view: FieldView, extraFields: readonly string[], fieldsParam: string | undefined): FieldPlan {
   let config: FieldSpec[] = []
   if (fieldsParam !== undefined) {

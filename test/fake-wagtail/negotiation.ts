@@ -1,5 +1,5 @@
 /**
- * DRF's `initial()` steps that run before the view (spec §1.1): content negotiation (`?format=`, `Accept`)
+ * DRF's `initial()` steps that run before the view (docs/wagtail-compatibility.md#content-negotiation): content negotiation (`?format=`, `Accept`)
  * and authentication (Session + Basic).
  *
  * The fake has no Browsable API: where DRF would pick it (`format=api`, `Accept: text/html`) the fake
@@ -105,7 +105,7 @@ function indentFrom(accepted: MediaType): number {
 
 /**
  * DRF `BasicAuthentication` (SessionAuthentication never fails for a bogus cookie): any Basic credentials
- * are wrong on the fake, and the 403 (not 401) comes from SessionAuthentication being first (spec §1.1).
+ * are wrong on the fake, and the 403 (not 401) comes from SessionAuthentication being first (docs/wagtail-compatibility.md#headers).
  */
 export function authenticate(authorization: string | undefined): void {
   if (authorization === undefined) return

@@ -2,13 +2,13 @@
  * The page models ("types") the fake CMS knows, with their type-specific API fields.
  *
  * Django models do not vanish when their last page is deleted, so a model stays known once seen
- * (spec §2: `type=<any installed Page model>` is valid even with no page of it).
+ * (docs/wagtail-compatibility.md#listing-parameters: `type=<any installed Page model>` is valid even with no page of it).
  * @module
  */
 import type { FakePage } from './types.js'
 
 /**
- * How a type-specific field filters (spec §2 FieldsFilter): booleans and integers are converted (400 on
+ * How a type-specific field filters (docs/wagtail-compatibility.md#field-filters): booleans and integers are converted (400 on
  * bad input), dates are parsed by Django (500 on bad input, verified `date=notadate`), the rest is exact.
  * Inferred from the first non-null value seen.
  */

@@ -1,5 +1,5 @@
 /**
- * Wagtail's queryset pipeline for the pages endpoint, in its fixed order (spec §1–§3): `type` →
+ * Wagtail's queryset pipeline for the pages endpoint, in its fixed order (docs/wagtail-compatibility.md#validation-order): `type` →
  * `site` → unknown parameters (listing only) → FieldsFilter → child_of → ancestor_of → descendant_of →
  * ordering → translation_of → locale → search. The first failing step wins, so every step validates in
  * that order; the matching itself is done afterwards, cheapest scope first.
@@ -14,13 +14,13 @@ import { visibleDescendants } from './site-index.js'
 import type { PageNode, SiteIndex, SiteUrls } from './site-index.js'
 import { isLegacyWagtail, type WagtailVersion } from './types.js'
 
-/** `BaseAPIViewSet.known_query_parameters` + `PagesAPIViewSet`'s additions (spec §2). */
+/** `BaseAPIViewSet.known_query_parameters` + `PagesAPIViewSet`'s additions (docs/wagtail-compatibility.md#listing-parameters). */
 const KNOWN_PARAMETERS = new Set([
   'limit', 'offset', 'fields', 'order', 'search', 'search_operator', '_', 'format',
   'type', 'child_of', 'ancestor_of', 'descendant_of', 'translation_of', 'locale', 'site',
 ])
 
-/** Database-backed API fields of `Page` (filterable and orderable, spec §2). */
+/** Database-backed API fields of `Page` (filterable and orderable, docs/wagtail-compatibility.md#listing-parameters). */
 const PAGE_DB_FIELDS = [
   'id', 'title', 'slug', 'show_in_menus', 'seo_title', 'search_description', 'first_published_at', 'alias_of', 'locale',
 ]
@@ -43,12 +43,12 @@ export type Scope =
 export interface CompiledQuery {
   /** The queryset's model: the single `type`, else `Page`. */
   readonly model: PageModel
-  /** Exactly one specific type was asked for: pages serialise as that model (spec §2 `get_queryset`). */
+  /** Exactly one specific type was asked for: pages serialise as that model (docs/wagtail-compatibility.md#response-bodies). */
   readonly specific: boolean
   readonly scope: Scope
   readonly predicates: ReadonlyArray<(node: PageNode) => boolean>
   readonly ordering: readonly OrderKey[] | 'random' | undefined
-  /** `search` was given: detail then answers a bare 404 (spec §4). */
+  /** `search` was given: detail then answers a bare 404 (docs/wagtail-compatibility.md#detail-view). */
   readonly searching: boolean
 }
 
@@ -125,7 +125,7 @@ export function queryIncludes(compiled: CompiledQuery, node: PageNode): boolean 
   return compiled.predicates.every((test) => test(node))
 }
 
-/** `offset`/`limit` exactly as `WagtailPagination.paginate_queryset` checks them (spec §3). */
+/** `offset`/`limit` exactly as `WagtailPagination.paginate_queryset` checks them (docs/wagtail-compatibility.md#pagination-and-default-order). */
 export function paginate(query: QueryDict, limitMax: number | null): { offset: number; limit: number } {
   const offset = parsePyInt(query.get('offset') ?? '0')
   if (offset === undefined || offset < 0n) throw badRequest('offset must be a positive integer')
@@ -142,7 +142,7 @@ export function paginate(query: QueryDict, limitMax: number | null): { offset: n
 function resolveTypes(query: QueryDict, context: QueryContext): { model: PageModel; typeFilter?: Set<PageModel> } {
   const raw = query.get('type') ?? 'wagtailcore.Page'
   if (raw === '') {
-    // 5.2+ ignore `type=`; 4.1–5.1 answer 400 (spec §10).
+    // 5.2+ ignore `type=`; 4.1–5.1 answer 400 (docs/wagtail-compatibility.md#version-and-database-differences).
     if (isLegacyWagtail(context.version)) throw badRequest("type doesn't exist")
     return { model: BASE_PAGE_MODEL }
   }
@@ -194,7 +194,7 @@ function fieldError(value: string, field: string, reason: string): ApiError {
 
 /**
  * `FieldsFilter`: every query key that is a database field (except `locale`, which has its own filter),
- * in query-string order, converted like Django would (spec §2). Returns the filtered field names.
+ * in query-string order, converted like Django would (docs/wagtail-compatibility.md#field-filters). Returns the filtered field names.
  */
 function fieldFilters(
   query: QueryDict,
@@ -244,7 +244,7 @@ function fieldPredicate(field: string, value: string, extraKind: FieldKind | und
     return (node) => valueOf(node, field) === wanted
   }
   if (value.includes('\0')) {
-    // 6.2+ reject NUL; older versions pass it to the database (a 500 on PostgreSQL) — spec §2.
+    // 6.2+ reject NUL; older versions pass it to the database (a 500 on PostgreSQL) — docs/wagtail-compatibility.md#version-and-database-differences.
     if (version === '5.1') throw new ServerError('NUL in filter value')
     if (version === '4.1') return () => false
     throw badRequest(`field filter error. null characters are not allowed for ${field}`)
@@ -323,7 +323,7 @@ function parseDjangoDate(text: string): string | undefined {
 /**
  * child_of / ancestor_of / descendant_of / translation_of: Python `int()`, negative → "must be a positive
  * integer" unless the value is `root` (where allowed: the site root); the page must be in the visible base
- * queryset, else `missing` (spec §2, texts verified).
+ * queryset, else `missing` (docs/wagtail-compatibility.md#tree-filters).
  */
 function pageParameter(query: QueryDict, name: string, index: SiteIndex, missing: string, allowRoot: boolean): PageNode | undefined {
   if (!query.has(name)) return undefined
@@ -351,7 +351,7 @@ interface Ordering {
 }
 
 /**
- * `OrderingFilter` (spec §3). 7.1+: comma lists, a `-` per field, empty = none, non-DB fields → 400.
+ * `OrderingFilter` (docs/wagtail-compatibility.md#ordering). 7.1+: comma lists, a `-` per field, empty = none, non-DB fields → 400.
  * 5.2–7.0: comma lists where only the last field's `-` counts and reverses everything, messages without
  * the `-`, `order=` → 400, non-DB fields → 500. ≤5.1: a single field name.
  */
@@ -450,7 +450,7 @@ function compareValues(a: unknown, b: unknown): number {
 }
 
 /**
- * `SearchFilter` with the database backend: filters and ordering must use indexed fields (spec §2), the
+ * `SearchFilter` with the database backend: filters and ordering must use indexed fields (docs/wagtail-compatibility.md#error-texts), the
  * operator must be `and`/`or` (else an uncaught error → 500, verified). Matching is a case-insensitive
  * substring test of the title per term; an empty query matches nothing (verified `search=` → 0).
  */

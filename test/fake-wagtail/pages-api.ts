@@ -76,7 +76,7 @@ export function answerCall(call: IncomingCall, config: ApiConfig): Answer {
 
 /**
  * SessionMiddleware: a request carrying a (necessarily bogus) `sessionid` gets it deleted and `Cookie`
- * added to Vary, on every response (spec §6.2; simplified: Django skips this for well-formed keys of
+ * added to Vary, on every response (docs/wagtail-compatibility.md#headers; simplified: Django skips this for well-formed keys of
  * sessions it never loaded).
  */
 function withSessionCookie(call: IncomingCall, answer: Answer): Answer {
@@ -134,7 +134,7 @@ function apiAnswer(call: IncomingCall, route: Route, query: QueryDict, config: A
   }
 }
 
-/** `listing_view`: queryset → unknown params → filters → pagination → serializer (spec §1). */
+/** `listing_view`: queryset → unknown params → filters → pagination → serializer (docs/wagtail-compatibility.md#validation-order). */
 function listing(query: QueryDict, context: QueryContext, limitMax: number | null): unknown {
   const compiled = compileQuery(query, context, 'listing')
   const pages = selectPages(compiled, context.index)
@@ -148,7 +148,7 @@ function listing(query: QueryDict, context: QueryContext, limitMax: number | nul
 
 /**
  * `detail_view`: every filter backend runs, unknown params and limit/offset are ignored, then
- * `get_object_or_404` (spec §4); `?fields=` is checked against the page's specific model afterwards.
+ * `get_object_or_404` (docs/wagtail-compatibility.md#detail-view); `?fields=` is checked against the page's specific model afterwards.
  */
 function detail(idDigits: string, query: QueryDict, context: QueryContext): unknown {
   const compiled = compileQuery(query, context, 'detail')
@@ -171,7 +171,7 @@ function routeHtmlPath(index: SiteIndex, htmlPath: string): PageNode | undefined
   return node && node.live ? node : undefined
 }
 
-/** `find_view` (spec §4): `html_path` first, then `id`; found → 302 to the detail URL. */
+/** `find_view` (docs/wagtail-compatibility.md#find-view): `html_path` first, then `id`; found → 302 to the detail URL. */
 function findRedirect(query: QueryDict, context: QueryContext, vary: string): Answer {
   const compiled = compileQuery(query, context, 'find')
   let found: PageNode | undefined
@@ -190,7 +190,7 @@ function findRedirect(query: QueryDict, context: QueryContext, vary: string): An
     if (node && queryIncludes(compiled, node)) found = node
   }
   if (!found) throw notFound('not found')
-  // 7.1+ keep every other parameter and always append `?`; older versions drop the query (spec §4).
+  // 7.1+ keep every other parameter and always append `?`; older versions drop the query (docs/wagtail-compatibility.md#find-view).
   const location = context.version === '7.4' ? `${found.detailUrl}?${query.urlencodeWithout(['html_path', 'id'])}` : found.detailUrl
   return {
     status: 302,

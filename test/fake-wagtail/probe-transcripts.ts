@@ -1,5 +1,5 @@
 /**
- * Parses `wagtail-probes.txt`-style transcripts (`### METHOD TARGET [-H 'Name: value']…`, status line,
+ * Parses probe transcripts like `fixtures/wagtail-probes-7.4.3.txt` (`### METHOD TARGET [-H 'Name: value']…`, status line,
  * headers, `BODY:` then the exact body) so tests can replay them against the fake.
  * @module
  */

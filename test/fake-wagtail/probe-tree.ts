@@ -1,5 +1,5 @@
 /**
- * The tree the real Wagtail 7.4.3 was probed with (wagtail-api-v2.md §0, wagtail-probes.txt):
+ * The tree the real Wagtail 7.4.3 was probed with (`fixtures/wagtail-probes-7.4.3.txt`):
  * 3 Home › {4 "Blog One ü ☃" › 6 Child; 5 Alpha; 7 Draft (not live); 8 alias of 5}. Values (timestamps,
  * SEO fields, BlogPage's `date`/`intro`/`body`) are copied from the transcripts so answers match byte for byte.
  * @module

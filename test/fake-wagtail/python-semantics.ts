@@ -28,7 +28,7 @@ function digitValue(ch: string): number | undefined {
 
 /**
  * Python `int(s)` (base 10): surrounding whitespace, a sign, underscores between digits and any
- * Unicode decimal digits are accepted (spec §2 "Integer parsing quirk", verified: `1_0`, `+2`, ` 2 `).
+ * Unicode decimal digits are accepted (docs/wagtail-compatibility.md#integer-parsing, verified: `1_0`, `+2`, ` 2 `).
  * Returns `undefined` where Python raises `ValueError`.
  */
 export function parsePyInt(text: string): bigint | undefined {

@@ -1,5 +1,5 @@
 /**
- * Django `QueryDict` semantics for the query string (spec §1): `&`-separated, `+` is a space, repeated
+ * Django `QueryDict` semantics for the query string (docs/wagtail-compatibility.md#query-string-semantics): `&`-separated, `+` is a space, repeated
  * keys keep every value but `get` returns the last one, keys iterate in order of first appearance.
  * @module
  */

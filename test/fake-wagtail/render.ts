@@ -1,16 +1,16 @@
 /**
  * Serialisation exactly as Django REST framework's `JSONRenderer` (with Wagtail's indent 4) and Django's
- * default error pages write it (spec §6.1, probes).
+ * default error pages write it (docs/wagtail-compatibility.md#response-bodies).
  * @module
  */
 
-/** Wagtail sets `renderer_context["indent"] = 4` (spec §6.1). */
+/** Wagtail sets `renderer_context["indent"] = 4` (docs/wagtail-compatibility.md#response-bodies). */
 export const DEFAULT_INDENT = 4
 
 /**
  * DRF JSON bytes: `json.dumps(…, indent=N, ensure_ascii=False)` equals `JSON.stringify(v, null, N)` for
  * strings/ints/bools/null, except that DRF escapes U+2028/U+2029 (verified: `"Intro \u2028 line"`).
- * `indent` 0 gives DRF's compact form (`indent=0` in the Accept header, spec §6.1). No trailing newline.
+ * `indent` 0 gives DRF's compact form (`indent=0` in the Accept header, docs/wagtail-compatibility.md#response-bodies). No trailing newline.
  */
 export function drfJson(value: unknown, indent: number = DEFAULT_INDENT): string {
   const text = indent > 0 ? JSON.stringify(value, null, indent) : JSON.stringify(value)
@@ -50,7 +50,7 @@ export const DJANGO_500_HTML = `
 export const HTML_CONTENT_TYPE = 'text/html; charset=utf-8'
 export const JSON_CONTENT_TYPE = 'application/json'
 
-/** DRF `SimpleMetadata` for `PagesAPIViewSet` — the same 248 bytes on every route (spec §6.4). */
+/** DRF `SimpleMetadata` for `PagesAPIViewSet` — the same 248 bytes on every route (docs/wagtail-compatibility.md#routes-and-methods). */
 export const OPTIONS_METADATA = {
   name: 'Pages Api',
   description: '',
@@ -58,5 +58,5 @@ export const OPTIONS_METADATA = {
   parses: ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
 }
 
-/** What Django's SessionMiddleware sends back for a stale/bogus `sessionid` cookie (spec §6.2, verified). */
+/** What Django's SessionMiddleware sends back for a stale/bogus `sessionid` cookie (docs/wagtail-compatibility.md#headers). */
 export const DELETE_SESSION_COOKIE = 'sessionid=""; expires=Thu, 01 Jan 1970 00:00:00 GMT; Max-Age=0; Path=/; SameSite=Lax'

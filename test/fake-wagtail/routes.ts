@@ -1,6 +1,6 @@
 /**
  * URL routing as Django resolves it for a Wagtail site with the API router at `api/v1/cms/` and
- * `wagtail_urls` as the catch-all (spec §4).
+ * `wagtail_urls` as the catch-all (docs/wagtail-compatibility.md#routes-and-methods).
  * @module
  */
 import type { RequestKind } from './types.js'
@@ -38,7 +38,7 @@ const WAGTAIL_SERVE = /^\/(?:[\p{L}\p{N}\p{M}_-]+\/)*$/u
 
 /**
  * `CommonMiddleware` APPEND_SLASH: a path that does not resolve but resolves with a `/` appended gets a
- * 301 to it (spec §4, verified for `/pages`, `/pages/4`, `/pages/find`).
+ * 301 to it (docs/wagtail-compatibility.md#routes-and-methods, verified for `/pages`, `/pages/4`, `/pages/find`).
  */
 export function needsSlashRedirect(path: string): boolean {
   if (path.endsWith('/')) return false

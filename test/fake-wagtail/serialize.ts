@@ -1,6 +1,6 @@
 /**
  * Page → API object, with Wagtail's key order: `id`, then `meta` (only if non-empty), then the other
- * body fields (spec §5.2, `BaseSerializer.to_representation`).
+ * body fields (docs/wagtail-compatibility.md#response-bodies, `BaseSerializer.to_representation`).
  * @module
  */
 import { META_FIELD_SET } from './fields-param.js'
@@ -61,13 +61,13 @@ function metaValue(index: SiteIndex, node: PageNode, field: string, plan: FieldP
     case 'first_published_at':
       return page.firstPublishedAt
     case 'alias_of': {
-      // A foreign key: the target is shown whether or not it is live (spec §5.2 nested shape).
+      // A foreign key: the target is shown whether or not it is live (docs/wagtail-compatibility.md#response-bodies).
       const target = page.aliasOf == null ? undefined : index.byId.get(page.aliasOf)
       const childPlan = plan.children.get('alias_of')
       return target && childPlan ? serializePage(index, target, childPlan, { specific: false }) : null
     }
     case 'parent': {
-      // Only a parent inside the visible base queryset is shown, so the site root has `null` (spec §5.3).
+      // Only a parent inside the visible base queryset is shown, so the site root has `null` (docs/wagtail-compatibility.md#response-bodies).
       const parent = node.parent
       return parent && parent.live ? serializePage(index, parent, PARENT_PLAN, { specific: false }) : null
     }

@@ -1,5 +1,5 @@
 /**
- * A deterministic, seed-shaped page tree (seed-pages-read-api.md: an IndexPage root whose children are
+ * A deterministic, seed-shaped page tree (docs/wagtail-compatibility.md#the-seed-the-production-api-as-observed: an IndexPage root whose children are
  * LandingPages and RedirectPages; GenericPage, LeadGenerationSection, HealthInsuranceSection (with
  * HealthInsurancePages) and GenericFormPage below LandingPages). 89 pages by default, any size on request.
  *
@@ -71,7 +71,7 @@ function berlinOffsetMinutes(ms: number): number {
 }
 
 /**
- * DRF's `DateTimeField` output (spec §5.3): `isoformat()` in the current time zone, `+00:00` written as
+ * DRF's `DateTimeField` output (docs/wagtail-compatibility.md#response-bodies): `isoformat()` in the current time zone, `+00:00` written as
  * `Z`, microseconds only when non-zero.
  */
 export function formatWagtailTimestamp(ms: number, micros: number, timeZone: 'Europe/Berlin' | 'UTC'): string {
@@ -244,7 +244,7 @@ export function generateSite(options: GenerateSiteOptions = {}): FakePage[] {
     const id = parentId === null ? GENERATED_ROOT_ID : (ids[nextId++] as number)
     titleCounter++
     let title = overrides.title ?? `${pick(random, TOPICS)} ${pick(random, QUALIFIERS)}`
-    // One title carries U+2028, which DRF escapes as \u2028 (spec §6.1).
+    // One title carries U+2028, which DRF escapes as \u2028 (docs/wagtail-compatibility.md#response-bodies).
     if (titleCounter === 7) title = `${title}\u2028Part 2`
     const siblings = usedSlugs.get(parentId ?? 0) ?? new Set<string>()
     usedSlugs.set(parentId ?? 0, siblings)

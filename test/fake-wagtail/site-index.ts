@@ -19,7 +19,7 @@ export interface PageNode {
   pre: number
   /** Exclusive end of this node's subtree in pre-order: descendants have `pre < d.pre < end`. */
   end: number
-  /** `html_url` on the site (spec §5.3: root_url + url path, trailing slash). */
+  /** `html_url` on the site (docs/wagtail-compatibility.md#response-bodies: root_url + url path, trailing slash). */
   readonly htmlUrl: string
   readonly detailUrl: string
   /** Slug path below the site root, with slashes: `/` for the root, `/a/b/` below. */
@@ -32,7 +32,7 @@ export interface SiteIndex {
   readonly root: PageNode | undefined
   /** Every page reachable from the site root (live or not). Unreachable pages are not on the site. */
   readonly byId: ReadonlyMap<number, PageNode>
-  /** Live pages in tree order (Wagtail's default listing order, spec §3). */
+  /** Live pages in tree order (Wagtail's default listing order, docs/wagtail-compatibility.md#pagination-and-default-order). */
   readonly visible: readonly PageNode[]
   /** Id → position in `visible`. */
   readonly visiblePosition: ReadonlyMap<number, number>
@@ -41,7 +41,7 @@ export interface SiteIndex {
 export interface SiteUrls {
   /** Site root_url without trailing slash, e.g. `http://localhost`. */
   readonly siteUrl: string
-  /** Base of `detail_url`s: scheme+netloc of WAGTAILAPI_BASE_URL, else the site root_url (spec §5.3). */
+  /** Base of `detail_url`s: scheme+netloc of WAGTAILAPI_BASE_URL, else the site root_url (docs/wagtail-compatibility.md#response-bodies). */
   readonly detailBase: string
 }
 

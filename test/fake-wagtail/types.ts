@@ -2,7 +2,7 @@
  * Public types of the fake Wagtail origin used by integration tests, the demo and benchmarks.
  *
  * The fake answers `GET|HEAD|OPTIONS /api/v1/cms/pages/…` the way Wagtail 7.4.3 does (see
- * `wagtail-api-v2.md` and the probe transcripts in `wagtail-probes.txt`), over a tree the test gives it.
+ * docs/wagtail-compatibility.md and the probe transcripts in `fixtures/wagtail-probes-7.4.3.txt`), over a tree the test gives it.
  * @module
  */
 
@@ -19,7 +19,7 @@ export interface FakePage {
   seoTitle: string
   searchDescription: string
   /**
-   * Already formatted like Wagtail (spec §5.3): `'2024-05-06T07:08:09.123456Z'`, `'…Z'` without micros, or
+   * Already formatted like Wagtail (docs/wagtail-compatibility.md#response-bodies): `'2024-05-06T07:08:09.123456Z'`, `'…Z'` without micros, or
    * with a numeric offset (`'…+02:00'`) for a non-UTC `TIME_ZONE`.
    */
   firstPublishedAt: string | null
@@ -29,7 +29,7 @@ export interface FakePage {
   /**
    * `html_url` override for the DETAIL view only (a RedirectPage's detail shows the external address; its
    * untyped listing item shows the on-site address). Also used by a listing filtered to exactly one type,
-   * because Wagtail then serialises the specific model (spec §2 `get_queryset`).
+   * because Wagtail then serialises the specific model (docs/wagtail-compatibility.md#response-bodies).
    */
   detailHtmlUrl?: string
   /** Type-specific detail fields, emitted after title in detail bodies, in insertion order; may hold nested objects. */

@@ -1,9 +1,9 @@
 /**
- * Fuzzing the three pages views through `inject` (issue 7, "Fuzzing"): query strings with repeated
+ * Fuzzing the three pages views through `inject`: query strings with repeated
  * keys, odd and broken percent-encodings, huge values, Unicode and NUL, against one cms-shield and
  * the fake Wagtail 7.4.3 it fronts. For every request: never a 5xx, an answer of the right shape,
  * and — where the fake is faithful — exactly the CMS's status and body (detail_urls rewritten).
- * Where Wagtail 7.x answers an HTML 500 (spec §2 table) cms-shield must answer a 4xx of its own.
+ * Where Wagtail 7.x answers an HTML 500 (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500) cms-shield must answer a 4xx of its own.
  * The CMS is asked at most once per distinct forwarded query: garbage is not forwarded en masse.
  *
  * The clock is frozen, so no read-through entry expires during the run.
@@ -148,7 +148,7 @@ const LOCAL_ONLY = [
 
 const isLocalOnly = (message: unknown) => typeof message === 'string' && LOCAL_ONLY.some((re) => re.test(message))
 
-/** Django's `QueryDict` view of the target's query (cms-shield's own parser, unit-tested against the spec). */
+/** Django's `QueryDict` view of the target's query (cms-shield's own parser, unit-tested against Django's semantics, docs/wagtail-compatibility.md#query-string-semantics). */
 function queryOf(target: string) {
   return parseQueryParams(rawQueryOf(target))
 }

@@ -1,5 +1,5 @@
 /**
- * Fuzzing over a real socket (issue 7, "Fuzzing"): what `inject` cannot express — raw request
+ * Fuzzing over a real socket: what `inject` cannot express — raw request
  * lines with `..` and encoded slashes, absolute-form targets, odd methods and versions, NUL and
  * control bytes, duplicate Hosts, oversize headers and URLs — written byte for byte to one
  * cms-shield listening on 127.0.0.1:0. Every request gets an HTTP answer (never a hang, never a

@@ -34,7 +34,7 @@ export function makeSnapshot(specs: PageSpec[], dialect: Partial<Dialect> = {}, 
   return buildSnapshot(pages, { version, syncedAt: 0, dialect: { ...DEFAULT_DIALECT, ...dialect } })
 }
 
-/** The tree of the spec's probes: 3 Home › {4 Blog One › 6 Child; 5 Alpha; 8 alpha-alias}. */
+/** The tree real Wagtail was probed with (`test/fake-wagtail/probe-tree.ts`): 3 Home › {4 Blog One › 6 Child; 5 Alpha; 8 alpha-alias}. */
 export function probeTree(dialect: Partial<Dialect> = {}): Snapshot {
   return makeSnapshot(
     [

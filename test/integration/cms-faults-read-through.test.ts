@@ -1,5 +1,5 @@
 /**
- * CMS faults met by read-through queries (issue 7), e.g. `?search=`, which only the CMS can answer:
+ * CMS faults met by read-through queries, e.g. `?search=`, which only the CMS can answer:
  * the client gets a 502/504 in the API's JSON envelope with a generic message (the CMS's page and
  * address never reach it), the failure is not cached, concurrent identical requests cost the CMS
  * one request, a stored answer is served stale within CACHE_STALE_IF_ERROR (RFC 5861 §4), and

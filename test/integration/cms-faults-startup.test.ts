@@ -1,5 +1,5 @@
 /**
- * The CMS down when cms-shield starts (issue 7): without a stored snapshot every API request gets
+ * The CMS down when cms-shield starts: without a stored snapshot every API request gets
  * a clear 503 with Retry-After and `/readyz` says not ready; with one in SNAPSHOT_FILE readers get
  * its bytes at once and `/readyz` is ready while saying the CMS fails. Either way the retry the
  * sync schedules (injected timers, no sleeping) picks the CMS up once it is back: within 5 s of it

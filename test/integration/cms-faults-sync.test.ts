@@ -1,6 +1,6 @@
 /**
- * CMS faults met by a sync (issue 7): whatever the CMS does, readers keep getting the last good
- * snapshot byte for byte (design.md, "Never publish a bad tree"), `/readyz`, the logs and
+ * CMS faults met by a sync: whatever the CMS does, readers keep getting the last good
+ * snapshot byte for byte (docs/architecture.md#decisions, "Never publish a bad tree"), `/readyz`, the logs and
  * `/metrics` say what went wrong and with which code, and the first good sync afterwards publishes
  * what the CMS changed meanwhile. `sync.test.ts` checks the refusals themselves; this suite checks
  * what readers and operators see around them.

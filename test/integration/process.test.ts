@@ -58,7 +58,7 @@ describe('cms-shield process', () => {
     const body = (await response.json()) as { items: Array<{ meta: { detail_url: string } }> }
     expect(body.items[0]!.meta.detail_url).toMatch(/^https:\/\/api\.example\.com\/api\/v1\/cms\/pages\/\d+\/$/)
 
-    // HEAD over a real socket: GET's headers and Content-Length, no body (spec §6.3).
+    // HEAD over a real socket: GET's headers and Content-Length, no body (docs/wagtail-compatibility.md#routes-and-methods).
     const detailPath = new URL(body.items[0]!.meta.detail_url).pathname
     const get = await fetch(`${base}${detailPath}`)
     const getBody = await get.arrayBuffer()

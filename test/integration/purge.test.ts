@@ -1,5 +1,5 @@
 /**
- * PURGE as Wagtail's frontend_cache sends it (spec §8.1), and the refresh webhook, against the real
+ * PURGE as Wagtail's frontend_cache sends it (docs/wagtail-compatibility.md#wire-format), and the refresh webhook, against the real
  * app and the fake CMS: answered at once, the change served soon after, the CMS asked only for the
  * named page (its item, its detail, its children's details) or, when more than its content changed,
  * the listing too; and nothing changes for callers that may not purge.

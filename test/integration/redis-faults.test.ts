@@ -1,8 +1,8 @@
 /**
- * Redis faults under a stream of readers (issue 7, "Redis faults": down at start, killed under
+ * Redis faults under a stream of readers (down at start, killed under
  * load, restarted, slow; 0 failed client requests). Redis is a shared tier, not a requirement
- * (design.md): whatever it does, every reader gets a 200 with the bytes and ETag the CMS's answer
- * makes (spec: cms-shield answers exactly as Wagtail would, detail_urls on BASE_URL), within a
+ * (docs/architecture.md#decisions): whatever it does, every reader gets a 200 with the bytes and ETag the CMS's answer
+ * makes (cms-shield answers exactly as Wagtail would, detail_urls on BASE_URL), within a
  * bound, and the instances find their way back to one leader and a shared snapshot once Redis is
  * back. Each test runs its own redis-server on a free port, so killing or pausing it touches
  * nobody else; readers are real HTTP clients (the fast path included), bounded in time and count.

@@ -1,5 +1,5 @@
 /**
- * Security (issue 7): what a hostile client can send must neither reach the CMS nor change what
+ * Security: what a hostile client can send must neither reach the CMS nor change what
  * other readers get. Builds on purge.test.ts (PURGE from outside PURGE_ALLOW, wrong token, wrong
  * bearer), read-through.test.ts (Cookie/Authorization not sent upstream on a search) and
  * operations.test.ts (no secret in the logs of ordinary traffic); covers what they do not:

@@ -1,5 +1,5 @@
 /**
- * The user's own description of the API (spec/seed-pages-read-api.md), rule by rule.
+ * The seed (docs/wagtail-compatibility.md#the-seed-the-production-api-as-observed), rule by rule.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SEED_PAGE_TYPES } from '../fake-wagtail/index.js'

@@ -1,7 +1,7 @@
 /**
  * Every Redis call cms-shield makes is bounded by a local timer (`REDIS_COMMAND_TIMEOUT`), on top
  * of ioredis' own: a hung or paused server must cost a request, a lease tick or a broadcast at
- * most that long (design.md, "Redis is a shared tier, not a requirement").
+ * most that long (docs/architecture.md#decisions: Redis is a shared tier, not a requirement).
  * @module
  */
 

@@ -1,6 +1,5 @@
 /**
- * The one contract both cache tiers implement (issue 3: "two tiers behind one small store
- * contract"), after undici's CacheStore: the in-process LRU (`memory`) and the shared Redis tier
+ * The one contract both cache tiers implement, after undici's CacheStore: the in-process LRU (`memory`) and the shared Redis tier
  * (`redis`) are interchangeable behind it, so the tiered cache, fakes and a future store are
  * drop-in.
  *

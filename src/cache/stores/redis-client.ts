@@ -3,7 +3,7 @@
  * (`REDIS_URL`, redis:// or rediss://), a Sentinel group (`REDIS_SENTINELS` + `REDIS_SENTINEL_NAME`)
  * or a Cluster (`REDIS_CLUSTER_NODES`).
  *
- * Tuned to fail fast and heal in the background (design: "a Redis failure degrades to the
+ * Tuned to fail fast and heal in the background (docs/architecture.md#decisions: "a Redis failure degrades to the
  * in-process tier within milliseconds and never turns into a 5xx"): no offline queue, so a
  * command sent while disconnected fails at once instead of waiting for a reconnect; no retry of a
  * command whose connection dropped; a short command timeout; and reconnection forever with a

@@ -2,7 +2,7 @@
  * The shared tier: entries in Redis, one string per key (`SET key <entry> PX ttl`), so many
  * instances share one copy and a fresh instance starts warm.
  *
- * Redis is optional and must never cost a reader anything (design: "a Redis failure degrades to
+ * Redis is optional and must never cost a reader anything (docs/architecture.md#decisions: "a Redis failure degrades to
  * the in-process tier within milliseconds and never turns into a 5xx"). Every command therefore
  * runs under a local timer as well as ioredis' own `commandTimeout`, because a client built
  * elsewhere may queue commands while disconnected or have no timeout at all; and every failure is

@@ -1,6 +1,6 @@
 /**
  * The pages API routes. Every method reaches one handler per route so that HEAD, OPTIONS and the
- * 405s answer exactly as DRF does (spec §4, §6.3, §6.4); the work is in `pages-service.ts`.
+ * 405s answer exactly as DRF does (docs/wagtail-compatibility.md#routes-and-methods); the work is in `pages-service.ts`.
  * @module
  */
 import type { IncomingMessage } from 'node:http'

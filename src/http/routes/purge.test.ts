@@ -248,7 +248,7 @@ describe('PURGE over a real socket', () => {
 
   it.each(orders)('answers the exact request Wagtail 7.4.3 sends with 200, promptly (%s)', async (order) => {
     const { port, recorder } = await listen({ order })
-    // Byte for byte what urllib sends for HTTPBackend (spec §8.1): no body, Connection: close.
+    // Byte for byte what urllib sends for HTTPBackend (docs/wagtail-compatibility.md#wire-format): no body, Connection: close.
     const wire = [
       'PURGE /blog-one/ HTTP/1.1',
       'Accept-Encoding: identity',

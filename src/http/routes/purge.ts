@@ -1,11 +1,11 @@
 /**
  * The PURGE receiver: point Wagtail's frontend_cache HTTPBackend at cms-shield (`LOCATION`) and a
- * publish or unpublish refreshes the page at once instead of at the next sync (spec §8).
+ * publish or unpublish refreshes the page at once instead of at the next sync (docs/wagtail-compatibility.md#the-purge-protocol).
  *
- * Wire format (spec §8.1): `PURGE <path+query>` on any path, `Host:` the purged URL's host, no
+ * Wire format (docs/wagtail-compatibility.md#wire-format): `PURGE <path+query>` on any path, `Host:` the purged URL's host, no
  * body, no credentials. The target is either a page URL (`/blog-one/`) or, with
- * `WAGTAILAPI_USE_FRONTENDCACHE`, the API detail URL `/api/v1/cms/pages/<id>/` (spec §8.2).
- * Wagtail calls `urlopen` without a timeout, inside the editor's publish request (spec §8.3), so
+ * `WAGTAILAPI_USE_FRONTENDCACHE`, the API detail URL `/api/v1/cms/pages/<id>/` (docs/wagtail-compatibility.md#what-wagtail-purges).
+ * Wagtail calls `urlopen` without a timeout, inside the editor's publish request (docs/wagtail-compatibility.md#timing), so
  * the answer is immediate: the refresh is only requested, and the sync coalesces bursts.
  *
  * Routing: PURGE is handled in a root `onRequest` hook, not by a route. Fastify 5 does not know

@@ -1,8 +1,8 @@
 /**
  * `POST /-/refresh`: a webhook for CMS setups that cannot use the PURGE receiver. Wagtail's
  * frontend_cache only speaks PURGE through HTTPBackend, but any custom `BaseBackend` (or a
- * `page_published` signal handler) can POST here instead (spec §8.1); it also covers what Wagtail
- * never purges, such as moves and reorders (spec §8.2), with `{"all": true}`.
+ * `page_published` signal handler) can POST here instead (docs/wagtail-compatibility.md#wire-format); it also covers what Wagtail
+ * never purges, such as moves and reorders (docs/wagtail-compatibility.md#what-wagtail-purges), with `{"all": true}`.
  *
  * Body: `{"ids": [1, 2, 3]}` (1–10000 page ids) or `{"all": true}`, parsed here from the raw bytes
  * whatever the Content-Type, because the app drops request bodies everywhere else. The bearer token
