@@ -1,5 +1,5 @@
 /**
- * Plans `GET /api/v1/cms/pages/`: Wagtail's listing pipeline (spec §1) run against the snapshot.
+ * Plans `GET /api/v1/cms/pages/`: Wagtail's listing pipeline (docs/wagtail-compatibility.md#validation-order) run against the snapshot.
  * @module
  */
 import type { Snapshot } from '../tree/snapshot.js'
@@ -11,7 +11,7 @@ import type { ListPlan } from './plan-types.js'
 import { baseQueryset, FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, treeFilters } from './plan-steps.js'
 import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
 
-/** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (spec §2, identical 4.1 → 7.x). */
+/** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (docs/wagtail-compatibility.md#listing-parameters; identical 4.1 → 7.x). */
 export const KNOWN_LISTING_PARAMETERS: ReadonlySet<string> = new Set([
   'limit', 'offset', 'fields', 'order', 'search', 'search_operator', '_', 'format',
   'type', 'child_of', 'ancestor_of', 'descendant_of', 'translation_of', 'locale', 'site',
@@ -19,7 +19,7 @@ export const KNOWN_LISTING_PARAMETERS: ReadonlySet<string> = new Set([
 
 const ALLOWED = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS, 'locale'])
 
-/** Known only to Wagtail 8.0 (spec §10): whether it is an error depends on the CMS's version. */
+/** Known only to Wagtail 8.0 (docs/wagtail-compatibility.md#version-and-database-differences): whether it is an error depends on the CMS's version. */
 const VERSION_DEPENDENT = new Set(['rich_text_format'])
 
 /** Python's `sorted()` on str: by code point, not by UTF-16 unit. */
