@@ -8,6 +8,7 @@
  * @module
  */
 import { isProxyError } from '../errors.js'
+import { realTimers, type Timers } from '../timers.js'
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import { buildSnapshotInSlices, patchSnapshotInSlices, TreeInconsistentError } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
@@ -24,10 +25,8 @@ import type { LogSink } from '../observability/log-sink.js'
 
 export type SyncLogger = Pick<LogSink, 'info' | 'warn' | 'debug'>
 
-export interface Timers {
-  setTimeout(callback: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
+/** Re-exported: the options name it, and callers of the sync take it from here. */
+export type { Timers }
 
 export interface SyncServiceOptions {
   readonly get: UpstreamGet
@@ -134,17 +133,12 @@ export interface SyncService {
  */
 export const UNREADY_RETRY_MAX_MS = 5000
 
-const defaultTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-}
-
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve))
 }
 
 export function createSyncService(options: SyncServiceOptions): SyncService {
-  const timers = options.timers ?? defaultTimers
+  const timers = options.timers ?? realTimers
   const progressEveryMs = options.progressEveryMs ?? 5000
   const fullIntervalMs = options.fullIntervalMs ?? Number.POSITIVE_INFINITY
   const debounceMs = options.debounceMs ?? 0
