@@ -5,8 +5,7 @@
  * failed sync leaves owed. Pure: no I/O, no clock, no state.
  * @module
  */
-import type { SyncedPage } from '../tree/build-snapshot.js'
-import { TreeInconsistentError } from '../tree/build-snapshot.js'
+import { TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import type { PendingRefresh, OwedRefresh } from './refresh-queue.js'
 import type { SyncMode } from './sync-outcome.js'
