@@ -32,7 +32,8 @@ import { registerHealthRoutes } from './http/routes/health.js'
 import { isApiRoute, registerPagesRoutes, sendAnswer } from './http/routes/pages.js'
 import { createClusterCoordinator, followRole, type ClusterCoordinator } from './sync/cluster-coordinator.js'
 import { createLeaderLease } from './sync/leader-lease.js'
-import { createSyncService, type SyncService, type Timers } from './sync/sync-service.js'
+import { createSyncService, type SyncService } from './sync/sync-service.js'
+import { realTimers, type Timers } from './timers.js'
 import { createClusterChannel } from './cache/cluster-channel.js'
 import { diffSnapshots, type TreeChange } from './tree/tree-diff.js'
 import type { Snapshot } from './tree/snapshot.js'
@@ -97,15 +98,10 @@ const MAX_HEADER_BYTES = 16 * 1024
 
 const NOBODY: AddressList = { entries: [], has: () => false }
 
-const defaultTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-}
-
 export async function buildApp(config: Config, deps: AppDependencies = {}): Promise<FastifyInstance> {
   const now = deps.now ?? Date.now
   const random = deps.random ?? Math.random
-  const timers = deps.timers ?? defaultTimers
+  const timers = deps.timers ?? realTimers
   const events = createShieldEvents()
   // Bound once the pages service exists; until then (and with FAST_PATH=false) Fastify answers all.
   let fastPath: FastPath | undefined

@@ -13,7 +13,8 @@ import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
 import { createClusterCoordinator, type ClusterCoordinator } from './cluster-coordinator.js'
 import type { LeaderLease, LeaseRole } from './leader-lease.js'
 import type { RefreshRequest } from './refresh-request.js'
-import type { SyncService, Timers } from './sync-service.js'
+import type { Timers } from '../timers.js'
+import type { SyncService } from './sync-service.js'
 
 const POLL_MS = 10
 const timers: Timers = { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout) }

@@ -16,7 +16,8 @@ import type { ClusterChannel, SnapshotAnnouncement } from '../cache/cluster-chan
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LeaderLease, LeaseRole } from './leader-lease.js'
 import type { RefreshRequest } from './refresh-request.js'
-import type { SyncService, Timers } from './sync-service.js'
+import type { Timers } from '../timers.js'
+import type { SyncService } from './sync-service.js'
 import type { LogSink } from '../observability/log-sink.js'
 
 export type CoordinatorLogger = Pick<LogSink, 'info' | 'warn'>

@@ -12,7 +12,7 @@ import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/
 import { sharedRedisUrl, startRedis, type RedisServer } from '../../test/helpers/redis-server.js'
 import { RedisCommandTimeoutError } from '../cache/stores/bounded-command.js'
 import { createLeaderLease, type LeaderLease, type LeaderLeaseOptions, type LeaseRedis, type LeaseRole } from './leader-lease.js'
-import type { Timers } from './sync-service.js'
+import type { Timers } from '../timers.js'
 
 const COMMAND_TIMEOUT_MS = 200
 

@@ -16,7 +16,7 @@
  * @module
  */
 import { boundedCommand } from '../cache/stores/bounded-command.js'
-import type { Timers } from './sync-service.js'
+import { realTimers, type Timers } from '../timers.js'
 import type { LogSink } from '../observability/log-sink.js'
 
 export type LeaseRole = 'leader' | 'follower' | 'standalone'
@@ -74,18 +74,13 @@ const RENEW_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis
 /** Deletes the lease only if it is still ours: 1 when deleted, else 0. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
 
-const defaultTimers: Timers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-}
-
 export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
   const { redis, key, owner, leaseMs, commandTimeoutMs, now, logger, onRoleChange } = options
   if (!(Number.isFinite(leaseMs) && leaseMs >= 3)) throw new TypeError(`expected leaseMs to be a number of milliseconds >= 3, got ${String(leaseMs)}`)
   if (!(commandTimeoutMs > 0)) throw new TypeError(`expected commandTimeoutMs to be a positive number, got ${String(commandTimeoutMs)}`)
   if (key === '') throw new TypeError('expected a non-empty lease key')
   if (owner === '') throw new TypeError('expected a non-empty lease owner')
-  const timers = options.timers ?? defaultTimers
+  const timers = options.timers ?? realTimers
   const px = Math.ceil(leaseMs)
   const tickMs = Math.max(1, Math.floor(leaseMs / 3))
 

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { createConcurrencyGate, createLimitEstimate, type GateTimers } from './adaptive-limit.js'
+import type { Timers } from '../../timers.js'
+import { createConcurrencyGate, createLimitEstimate } from './adaptive-limit.js'
 
 /** Timers driven by the test: `advance(ms)` fires what is due. */
 function manualTimers() {
   let now = 0
   const pending = new Map<number, { at: number; callback: () => void }>()
   let next = 1
-  const timers: GateTimers = {
+  const timers: Timers = {
     setTimeout: (callback, ms) => {
       const id = next++
       pending.set(id, { at: now + ms, callback })

@@ -11,10 +11,7 @@
  * @module
  */
 
-export interface GateTimers {
-  setTimeout(callback: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
+import type { Timers } from '../../timers.js'
 
 export interface ConcurrencyGateOptions {
   /** The ceiling (READ_THROUGH_CONCURRENCY). */
@@ -25,7 +22,7 @@ export interface ConcurrencyGateOptions {
   readonly queueTimeoutMs: number
   /** Most requests waiting at once; past it a request is refused at once. */
   readonly maxQueue: number
-  readonly timers: GateTimers
+  readonly timers: Timers
 }
 
 export type GateRefusal = 'queue_full' | 'queue_timeout'

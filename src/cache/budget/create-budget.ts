@@ -5,7 +5,8 @@
  * @module
  */
 import type { RedisClient } from '../stores/redis-client.js'
-import { createConcurrencyGate, type GateTimers } from './adaptive-limit.js'
+import type { Timers } from '../../timers.js'
+import { createConcurrencyGate } from './adaptive-limit.js'
 import { createReadThroughBudget, type ReadThroughBudget, type RefusalReason } from './read-through-budget.js'
 import { createSharedBucket, type BucketScope } from './shared-bucket.js'
 import { createLocalBuckets } from './token-bucket.js'
@@ -31,7 +32,7 @@ export interface CreateBudgetOptions {
   readonly redis?: { readonly client: RedisClient; readonly key: string; isUp(): boolean }
   readonly now: () => number
   readonly random: () => number
-  readonly timers: GateTimers
+  readonly timers: Timers
   readonly logger: BudgetLogger
   readonly onRefused?: (reason: RefusalReason) => void
   readonly onScopeChange?: (scope: BucketScope) => void

@@ -1,0 +1,48 @@
+/**
+ * What the sync has learned about the CMS itself (`probe-dialect.ts`, `listing-fields.ts`): its
+ * largest page size, whether its listing takes the extra meta fields, and its dialect. Each is
+ * asked once and remembered as soon as it is known, whether or not the sync that asked succeeds:
+ * the answer is no less true, and asking again would cost the CMS requests for nothing.
+ * @module
+ */
+import type { Dialect } from '../tree/snapshot.js'
+import { probeListingFields } from './listing-fields.js'
+import { probeDialect, probeLimitMax } from './probe-dialect.js'
+import type { UpstreamGet } from './upstream-port.js'
+
+export interface CmsFacts {
+  /**
+   * The page size a sync reads with: a full sync asks for it again (an operator may change
+   * WAGTAILAPI_LIMIT_MAX); an incremental one reuses the dialect's.
+   */
+  pageSize(full: boolean, signal: AbortSignal): Promise<number | null>
+  /** Asks the CMS for its page size again (it refused the one in use). */
+  probePageSize(signal: AbortSignal): Promise<number | null>
+  listingFields(signal: AbortSignal): Promise<boolean>
+  /** The dialect with this page size; the other answers are probed once per process. */
+  dialect(rootId: number, limitMax: number | null, signal: AbortSignal): Promise<Dialect>
+  /** A snapshot from storage or another instance brings the dialect it was synced with. */
+  adopt(dialect: Dialect): void
+}
+
+export function createCmsFacts(get: UpstreamGet, pagesPath: string): CmsFacts {
+  let dialect: Dialect | undefined
+  let withFields: boolean | undefined
+  const probePageSize = (signal: AbortSignal) => probeLimitMax(get, pagesPath, signal)
+  return {
+    pageSize: (full, signal) => (full || dialect === undefined ? probePageSize(signal) : Promise.resolve(dialect.limitMax)),
+    probePageSize,
+    async listingFields(signal) {
+      withFields ??= await probeListingFields(get, pagesPath, signal)
+      return withFields
+    },
+    async dialect(rootId, limitMax, signal) {
+      if (dialect === undefined) dialect = { limitMax, ...(await probeDialect(get, pagesPath, rootId, signal)) }
+      else if (dialect.limitMax !== limitMax) dialect = { ...dialect, limitMax }
+      return dialect
+    },
+    adopt(adopted) {
+      dialect = adopted
+    },
+  }
+}

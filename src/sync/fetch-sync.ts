@@ -1,0 +1,83 @@
+/**
+ * The sync's one executor of CMS requests: the page size and the listing's fields (asked of
+ * `CmsFacts`), the tree (`sync-tree.ts`: a full or incremental pass, or a refresh in place), and
+ * the dialect the snapshot records. It decides nothing the plan has not (`plan-sync.ts`) but the
+ * one retry a CMS's own answer calls for: a page size it now refuses is asked for again.
+ * @module
+ */
+import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
+import type { Pause } from '../tree/slices.js'
+import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import type { CmsFacts } from './cms-facts.js'
+import type { FetchProgress, ListingWindows } from './fetch-tree.js'
+import type { SyncPlan } from './plan-sync.js'
+import { isPageSizeRefusal } from './sync-error.js'
+import { syncTree, type SyncedTree } from './sync-tree.js'
+import type { UpstreamGet } from './upstream-port.js'
+
+export interface FetchSyncDeps {
+  readonly get: UpstreamGet
+  readonly pagesPath: string
+  readonly rewriteUrl: RewriteUrl
+  readonly concurrency: number
+  readonly pause: Pause
+  readonly facts: CmsFacts
+}
+
+export interface FetchRequest {
+  readonly plan: Pick<SyncPlan, 'requested' | 'inPlace'>
+  /** Read every detail (the plan's mode, or a fall-back to full). */
+  readonly full: boolean
+  /** The snapshot served now: what an incremental sync refreshes. */
+  readonly previous: Snapshot | undefined
+  /** The last pass's windows, when they describe `previous`. */
+  readonly windows: ListingWindows | undefined
+  readonly signal: AbortSignal
+  readonly onProgress: (progress: FetchProgress) => void
+}
+
+export interface FetchedTree {
+  readonly tree: SyncedTree
+  readonly dialect: Dialect
+  /** What the tree was read with, for a second read in the same sync (`readTree`). */
+  readonly pageSize: number | null
+  readonly withFields: boolean
+}
+
+export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Promise<FetchedTree> {
+  const { facts } = deps
+  let pageSize = await facts.pageSize(request.full, request.signal)
+  const withFields = await facts.listingFields(request.signal)
+  let tree: SyncedTree
+  try {
+    tree = await readTree(deps, request, pageSize, withFields)
+  } catch (error) {
+    // An incremental sync reuses the page size it last learned; a CMS whose maximum went down
+    // since refuses it, and is asked again. A full sync has just asked.
+    if (request.full || !isPageSizeRefusal(error)) throw error
+    pageSize = await facts.probePageSize(request.signal)
+    tree = await readTree(deps, request, pageSize, withFields)
+  }
+  const dialect = await facts.dialect(tree.pages[0]?.id ?? 0, pageSize, request.signal)
+  return { tree, dialect, pageSize, withFields }
+}
+
+/** One pass over the tree with what the CMS is already known to take. */
+export function readTree(deps: FetchSyncDeps, request: FetchRequest, pageSize: number | null, withFields: boolean): Promise<SyncedTree> {
+  return syncTree({
+    get: deps.get,
+    pagesPath: deps.pagesPath,
+    rewriteUrl: deps.rewriteUrl,
+    pageSize,
+    concurrency: deps.concurrency,
+    signal: request.signal,
+    onProgress: request.onProgress,
+    pause: deps.pause,
+    previous: request.previous,
+    full: request.full,
+    requested: request.plan.requested,
+    inPlace: request.plan.inPlace,
+    withFields,
+    ...(request.windows !== undefined ? { windows: request.windows } : {}),
+  })
+}
