@@ -214,10 +214,10 @@ export function machineBusySeconds(): number | undefined {
 }
 
 /**
- * Where the benchmark's processes run. The issue's anchors were measured with the load generator
- * on one core and the server on the other; unpinned, the scheduler moves a server's main thread,
- * its GC threads and the harness across both cores, and two runs of the same server differ by up
- * to a third. Pinned, the harness (autocannon, in this process) and the fake CMS share CPU 0 and
+ * Where the benchmark's processes run: the load generator on one core and the server on the
+ * other, as the reference figures were measured. Unpinned, the scheduler moves a server's main
+ * thread, its GC threads and the harness across both cores, and two runs of the same server differ
+ * by up to a third. Pinned, the harness (autocannon, in this process) and the fake CMS share CPU 0 and
  * every measured server (cms-shield and both baselines) gets CPU 1 to itself, one at a time.
  */
 export interface CpuPinning {
