@@ -67,8 +67,6 @@ export interface Config {
   readonly clientStaleIfErrorMs: number
 }
 
-export type VariableKind = 'url' | 'string' | 'enum' | 'int' | 'bytes' | 'duration' | 'bool'
-
 /** Required (with an example for docs), defaulted, or optional (unset turns a feature off). */
 type Presence =
   | { readonly required: true; readonly example: string; readonly default?: never; readonly optional?: never }
