@@ -1,7 +1,7 @@
 /**
- * The one way cms-shield bounds a wait on something outside the process: a Redis command, a
- * snapshot store's read, Redis becoming ready. Every such wait runs through `settleWithin`, so a
- * hung server or disk costs a request, a lease tick or a start at most its deadline.
+ * The one way cms-shield bounds a wait on something outside the process: a Redis command (through
+ * `cache/stores/bounded-command.ts`), a snapshot store's read, Redis becoming ready. A hung server
+ * or disk then costs a request, a lease tick or a start at most its deadline.
  *
  * Why a helper and not `AbortSignal.timeout`: ioredis takes no signal, so a signal would still
  * need a race here; and the leader lease runs its deadlines on the timers it is given, which its
