@@ -37,7 +37,6 @@ import { realTimers, type Timers } from './timers.js'
 import { createClusterChannel } from './cache/cluster-channel.js'
 import { diffSnapshots, type TreeChange } from './tree/tree-diff.js'
 import type { Snapshot } from './tree/snapshot.js'
-import { parseCidrList, type AddressList } from './config/cidr.js'
 import { createPurgeAccess } from './http/purge-access.js'
 import { registerPurgeRoute } from './http/routes/purge.js'
 import { registerLoadShedding } from './http/load-shedding.js'
@@ -96,7 +95,6 @@ declare module 'fastify' {
 /** Node's default request header limit (16 KiB), pinned. */
 const MAX_HEADER_BYTES = 16 * 1024
 
-const NOBODY: AddressList = { entries: [], has: () => false }
 
 export async function buildApp(config: Config, deps: AppDependencies = {}): Promise<FastifyInstance> {
   const now = deps.now ?? Date.now
@@ -247,10 +245,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
     },
   })
   // Reads the sync's snapshot on every request: a swap is seen by the next one.
-  // Validated at load: the list parses.
-  const trustProxy = parseCidrList(config.trustProxy)
-  const trusted = trustProxy.ok ? trustProxy.list : NOBODY
-  const clientOf = (req: IncomingMessage) => clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted)
+  const clientOf = (req: IncomingMessage) => clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], config.trustProxy)
   const pages: PagesService = createPagesService({
     snapshot: () => sync.current,
     readThrough,
@@ -323,12 +318,10 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
 
   await registerLoadShedding(app, config, (reason) => app.log.debug({ reason }, 'load shed: 503'))
   registerPagesRoutes(app, pages, clientOf)
-  const purgeAllow = parseCidrList(config.purgeAllow)
   registerPurgeRoute(app, {
     snapshot: () => sync.current,
     requestRefresh,
-    // The config was validated at load: the list parses.
-    access: createPurgeAccess({ allow: purgeAllow.ok ? purgeAllow.list : NOBODY, ...(config.purgeToken ? { token: config.purgeToken } : {}) }),
+    access: createPurgeAccess({ allow: config.purgeAllow, ...(config.purgeToken ? { token: config.purgeToken } : {}) }),
     logger: app.log,
     onPurge: (result, target) => events.emit('purge', { result, target }),
   })

@@ -10,6 +10,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto'
+import { boundedCommand } from './stores/bounded-command.js'
 import { subscribeUntilDone } from './stores/subscribe-until-done.js'
 
 export interface SharedFlightRedis {
@@ -47,14 +48,6 @@ export interface SharedFlight {
   ready(): Promise<void>
   /** Stops retrying the subscription and wakes every waiter (each then asks the CMS itself). */
   close(): void
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<T>((resolve) => {
-    timer = setTimeout(() => resolve(fallback), ms)
-  })
-  return Promise.race([promise.catch(() => fallback), timeout]).finally(() => clearTimeout(timer))
 }
 
 export function createSharedFlight(options: SharedFlightOptions): SharedFlight {
@@ -104,14 +97,17 @@ export function createSharedFlight(options: SharedFlightOptions): SharedFlight {
     async run(key, work, readStored) {
       const lockKey = `${options.prefix}lock:${key}`
       const token = randomUUID()
-      const taken = await withTimeout(options.redis.set(lockKey, token, 'PX', options.lockMs, 'NX'), options.commandTimeoutMs, 'OK' as const)
+      // Redis failing or slow cannot say who holds the lock: this instance asks the CMS itself.
+      const taken = await boundedCommand('set lock', () => options.redis.set(lockKey, token, 'PX', options.lockMs, 'NX'), options.commandTimeoutMs).catch(
+        () => 'OK' as const,
+      )
       if (taken === 'OK') {
         try {
           return await work()
         } finally {
           // Wake the waiters whether the work succeeded (they read the answer) or not (they try themselves).
-          void withTimeout(options.redis.publish(channel, key), options.commandTimeoutMs, 0)
-          void withTimeout(options.redis.del(lockKey), options.commandTimeoutMs, 0)
+          void boundedCommand('publish filled', () => options.redis.publish(channel, key), options.commandTimeoutMs).catch(() => 0)
+          void boundedCommand('del lock', () => options.redis.del(lockKey), options.commandTimeoutMs).catch(() => 0)
         }
       }
       // Nobody could wake this instance: rather than wait out the lock, ask the CMS now.

@@ -6,7 +6,9 @@
  */
 import type { Config } from '../config/load-config.js'
 import type { SnapshotTarget } from '../persist/snapshot-persistence.js'
+import { settleWithin } from '../deadline.js'
 import { createSharedFlight, type SharedFlight } from './shared-flight.js'
+import { boundedCommand } from './stores/bounded-command.js'
 import { createRedisClient, createRedisStore, isRedisUp, type RedisClient, type RedisStore, type RedisStoreLogger } from './stores/redis-store.js'
 
 export interface SharedTier {
@@ -24,14 +26,6 @@ export interface SharedTier {
 
 export function hasRedis(config: Config): boolean {
   return config.redisUrl !== undefined || config.redisSentinels !== undefined || config.redisClusterNodes !== undefined
-}
-
-function bounded<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    promise.catch(() => undefined),
-    new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
-  ]).finally(() => clearTimeout(timer))
 }
 
 export function createSharedTier(config: Config, logger: RedisStoreLogger, now: () => number): SharedTier | undefined {
@@ -63,9 +57,10 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
   const snapshotTimeoutMs = Math.max(2000, config.redisCommandTimeoutMs * 8)
   const snapshotTarget: SnapshotTarget = {
     name: `redis:${snapshotKey}`,
-    read: async () => (await bounded(client.getBuffer(snapshotKey), snapshotTimeoutMs)) ?? undefined,
+    // A failed or slow read is "nothing stored"; a failed write is dropped (the file target may hold it).
+    read: async () => (await boundedCommand('get snapshot', () => client.getBuffer(snapshotKey), snapshotTimeoutMs).catch(() => null)) ?? undefined,
     write: async (buf) => {
-      await bounded(client.set(snapshotKey, buf), snapshotTimeoutMs)
+      await boundedCommand('set snapshot', () => client.set(snapshotKey, buf), snapshotTimeoutMs).catch(() => undefined)
     },
   }
   return {
@@ -77,7 +72,7 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
     isUp: () => isRedisUp(client),
     async waitUntilUp(ms) {
       if (isRedisUp(client)) return true
-      await bounded(new Promise<void>((resolve) => client.once('ready', () => resolve())), ms)
+      await settleWithin('redis ready', () => new Promise<void>((resolve) => client.once('ready', () => resolve())), ms).catch(() => undefined)
       return isRedisUp(client)
     },
     async close() {

@@ -15,6 +15,8 @@ export interface AddressList {
   readonly entries: readonly string[]
   /** True when `address` (as a socket reports it) is inside one of the entries. */
   has(address: string | undefined): boolean
+  /** How a log line (the config at start) shows the list: as it would be written. */
+  toJSON?(): string
 }
 
 export function parseCidrList(text: string): CidrListResult {
@@ -41,6 +43,7 @@ export function parseCidrList(text: string): CidrListResult {
     ok: true,
     list: {
       entries,
+      toJSON: () => (entries.length === 0 ? 'none' : entries.join(',')),
       has(address) {
         if (address === undefined || entries.length === 0) return false
         const family = isIP(address)

@@ -34,7 +34,7 @@ describe('loadConfig', () => {
       syncRetryMaxMs: 300_000,
       fullSyncIntervalMs: 3_600_000,
       refreshDebounceMs: 100,
-      purgeAllow: '127.0.0.1/32,::1/128',
+      purgeAllow: expect.objectContaining({ entries: ['127.0.0.1/32', '::1/128'] }),
       leaderLeaseMs: 10_000,
       cacheTagHeaders: true,
       fastPath: true,
@@ -49,7 +49,7 @@ describe('loadConfig', () => {
       readThroughQueueTimeoutMs: 500,
       readThroughClientRate: 2,
       readThroughClientBurst: 10,
-      trustProxy: 'none',
+      trustProxy: expect.objectContaining({ entries: [] }),
       cacheTtlMs: 30_000,
       cacheMaxBytes: 64 * 1024 * 1024,
       cacheNegativeTtlMs: 10_000,
@@ -165,6 +165,18 @@ describe('loadConfig', () => {
     const message = configError({ ...REQUIRED, PORT: '80\n80', HOST: 'x', SYNC_CONCURRENCY: '9'.repeat(500) }).message
     expect(message).toContain('PORT: got "80\\n80"')
     expect(message).toMatch(/SYNC_CONCURRENCY: got "9{200}…"/)
+  })
+
+  it('holds PURGE_ALLOW and TRUST_PROXY parsed and frozen, and logs them as written', () => {
+    const config = loadConfig({ ...REQUIRED, PURGE_ALLOW: '10.0.0.0/8, ::1', TRUST_PROXY: '192.168.0.0/16' })
+    expect(config.purgeAllow.has('10.1.2.3')).toBe(true)
+    expect(config.purgeAllow.has('::ffff:10.1.2.3')).toBe(true)
+    expect(config.purgeAllow.has('127.0.0.1')).toBe(false)
+    expect(config.trustProxy.has('192.168.4.5')).toBe(true)
+    expect(Object.isFrozen(config.purgeAllow)).toBe(true)
+    expect(Object.isFrozen(config.purgeAllow.entries)).toBe(true)
+    expect(JSON.parse(JSON.stringify(describeConfig(config)))).toMatchObject({ purgeAllow: '10.0.0.0/8,::1/128', trustProxy: '192.168.0.0/16' })
+    expect(JSON.parse(JSON.stringify(describeConfig(loadConfig(REQUIRED))))).toMatchObject({ trustProxy: 'none' })
   })
 })
 

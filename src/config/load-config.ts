@@ -7,7 +7,6 @@
  */
 
 import { createError } from '../errors.js'
-import { parseCidrList } from './cidr.js'
 import { describeExpected, parseValue } from './parse-value.js'
 import { variables, type Config, type Variable } from './schema.js'
 
@@ -45,7 +44,7 @@ export function loadConfig(env: Env = process.env): Config {
     }
     const result = parseValue(variable, text)
     if (result.ok) values[key] = result.value
-    else problems.push(`${variable.name}: got ${quote(variable, text)}, expected ${describeExpected(variable)}`)
+    else problems.push(`${variable.name}: got ${quote(variable, text)}, ${result.reason ?? `expected ${describeExpected(variable)}`}`)
   }
 
   // Sentinel needs its master's name; only one way to reach Redis makes sense.
@@ -55,12 +54,6 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push('REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS')
   }
 
-  for (const name of ['PURGE_ALLOW', 'TRUST_PROXY']) {
-    const list = env[name]?.trim()
-    if (!list) continue
-    const parsed = parseCidrList(list)
-    if (!parsed.ok) problems.push(`${name}: got ${JSON.stringify(list.slice(0, QUOTE_LIMIT))}, ${parsed.reason}`)
-  }
   const refreshToken = env['REFRESH_TOKEN']?.trim()
   if (refreshToken && refreshToken.length < 16) problems.push('REFRESH_TOKEN: must be at least 16 characters long')
   const purgeToken = env['PURGE_TOKEN']?.trim()

@@ -5,6 +5,7 @@
  */
 
 import { formatBytes, parseBytes } from './bytes.js'
+import { parseCidrList, type AddressList } from './cidr.js'
 import { formatDuration, parseDuration } from './duration.js'
 import type { NumberVariable, Variable } from './schema.js'
 
@@ -20,7 +21,10 @@ const BOOLEANS: Readonly<Record<string, boolean>> = {
   true: true, false: false, '1': true, '0': false, yes: true, no: false, on: true, off: false,
 }
 
-export type ParseResult = { readonly ok: true; readonly value: string | number | boolean } | { readonly ok: false }
+/** `reason`, when given, replaces the generic "expected …" of the problem line. */
+export type ParseResult =
+  | { readonly ok: true; readonly value: string | number | boolean | AddressList }
+  | { readonly ok: false; readonly reason?: string }
 
 const invalid: ParseResult = { ok: false }
 
@@ -41,6 +45,10 @@ export function parseValue(variable: Variable, text: string): ParseResult {
     case 'int': return withinLimits(variable, INTEGER.test(text) ? Number(text) : undefined)
     case 'bytes': return withinLimits(variable, parseBytes(text))
     case 'duration': return withinLimits(variable, parseDuration(text))
+    case 'cidrs': {
+      const parsed = parseCidrList(text)
+      return parsed.ok ? { ok: true, value: parsed.list } : { ok: false, reason: parsed.reason }
+    }
   }
 }
 
@@ -96,6 +104,7 @@ const KIND_WORDS: Readonly<Record<Variable['kind'], string>> = {
   bytes: 'a size such as 512kb, 64mb or 1gb',
   duration: 'a duration such as 250ms, 30s, 5m or 1h30m',
   bool: 'true or false',
+  cidrs: 'CIDRs such as 10.0.0.0/8 or ::1/128, comma-separated, or none',
 }
 
 /** "expected …" text of a problem line, e.g. `a whole number from 0 to 65535`. */

@@ -7,6 +7,7 @@
  * parser as the environment, so a default can never be something the environment could not say.
  * @module
  */
+import type { AddressList } from './cidr.js'
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
@@ -27,7 +28,7 @@ export interface Config {
   readonly syncRetryMaxMs: number
   readonly fullSyncIntervalMs: number
   readonly refreshDebounceMs: number
-  readonly purgeAllow: string
+  readonly purgeAllow: AddressList
   readonly purgeToken: string | undefined
   readonly refreshToken: string | undefined
   readonly leaderLeaseMs: number
@@ -44,7 +45,7 @@ export interface Config {
   readonly readThroughQueueTimeoutMs: number
   readonly readThroughClientRate: number
   readonly readThroughClientBurst: number
-  readonly trustProxy: string
+  readonly trustProxy: AddressList
   readonly cacheTtlMs: number
   readonly cacheMaxBytes: number
   readonly cacheNegativeTtlMs: number
@@ -65,8 +66,6 @@ export interface Config {
   readonly clientStaleWhileRevalidateMs: number
   readonly clientStaleIfErrorMs: number
 }
-
-export type VariableKind = 'url' | 'string' | 'enum' | 'int' | 'bytes' | 'duration' | 'bool'
 
 /** Required (with an example for docs), defaulted, or optional (unset turns a feature off). */
 type Presence =
@@ -89,13 +88,16 @@ export type NumberVariable = Common & { readonly kind: 'int' | 'bytes' | 'durati
 export type TextVariable = Common & { readonly kind: 'url' | 'string' }
 export type EnumVariable = Common & { readonly kind: 'enum'; readonly values: readonly string[] }
 export type BoolVariable = Common & { readonly kind: 'bool' }
-export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable
+/** `cidrs`: an address list (`cidr.ts`), parsed here once so nothing downstream parses it again. */
+export type AddressListVariable = Common & { readonly kind: 'cidrs' }
+export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable
 
 // `[T] extends [...]` keeps the union LogLevel from distributing into one case per member.
 type VariableFor<T> = [Exclude<T, undefined>] extends [number] ? NumberVariable
   : [Exclude<T, undefined>] extends [boolean] ? BoolVariable
     : [Exclude<T, undefined>] extends [string] ? TextVariable | EnumVariable
-      : never
+      : [Exclude<T, undefined>] extends [AddressList] ? AddressListVariable
+        : never
 
 const SECOND = 1_000
 const MIB = 1024 ** 2
@@ -153,7 +155,7 @@ export const schema = {
     doc: 'PURGE and webhook calls arriving within this time are handled by one refresh.',
   },
   purgeAllow: {
-    name: 'PURGE_ALLOW', kind: 'string', default: '127.0.0.1/32,::1/128',
+    name: 'PURGE_ALLOW', kind: 'cidrs', default: '127.0.0.1/32,::1/128',
     doc: 'Source addresses (CIDRs, comma-separated, or `none`) allowed to send PURGE; others need PURGE_TOKEN.',
   },
   purgeToken: {
@@ -223,7 +225,7 @@ export const schema = {
     doc: "Read-through misses one client may cause at once after a quiet spell, on top of READ_THROUGH_CLIENT_RATE.",
   },
   trustProxy: {
-    name: 'TRUST_PROXY', kind: 'string', default: 'none',
+    name: 'TRUST_PROXY', kind: 'cidrs', default: 'none',
     doc: 'Load balancers (CIDRs, comma-separated, or `none`) whose `X-Forwarded-For` names the client; from any other socket, the socket\'s address is the client.',
   },
   cacheTtlMs: {

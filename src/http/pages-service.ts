@@ -54,8 +54,6 @@ export interface PagesServiceOptions {
   readonly cmsHealthy?: () => boolean
 }
 
-export type ServedFrom = 'index' | 'read-through' | 'error'
-
 export interface PagesService {
   list(request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
   /** @param pathId the digits of `/pages/<id>/`, leading zeros included. */

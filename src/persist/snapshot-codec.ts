@@ -32,8 +32,7 @@ import { createHash } from 'node:crypto'
 import { constants as bufferConstants } from 'node:buffer'
 import { pipeline } from 'node:stream/promises'
 import {
-  brotliCompressSync, brotliDecompressSync, constants as zlib, createBrotliCompress, createGzip, gunzipSync, gzipSync,
-  type BrotliOptions, type ZlibOptions,
+  brotliDecompressSync, constants as zlib, createBrotliCompress, createGzip, gunzipSync, type BrotliOptions, type ZlibOptions,
 } from 'node:zlib'
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
@@ -44,7 +43,7 @@ import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
  * The format this build writes and the only one it reads. 2: the fingerprint hashes per-block
  * digests (`build-snapshot.ts`), so a version-1 snapshot could not be rebuilt to its own.
  */
-export const SNAPSHOT_FORMAT_VERSION = 2
+const SNAPSHOT_FORMAT_VERSION = 2
 
 const MAGIC = Buffer.from('CMSSHLD', 'latin1')
 const HASHED_HEADER_BYTES = 17
@@ -66,10 +65,6 @@ export interface SnapshotMetadata {
   readonly fullSyncedAt?: number
   readonly version: number
   readonly fingerprint: string
-}
-
-export interface EncodeInput extends SnapshotMetadata {
-  readonly pages: readonly SyncedPage[]
 }
 
 export interface EncodeOptions {
@@ -157,28 +152,13 @@ function frame(compression: SnapshotCompression, metadata: Buffer, rawLength: nu
   return Buffer.concat([header, metadata, pages])
 }
 
-/** Encodes in one go, blocking the event loop throughout (for tools and tests; a server uses the async encoders). */
-export function encodeSnapshot(input: EncodeInput, options: EncodeOptions = {}): Buffer {
-  const compression = options.compression ?? 'brotli'
-  const lines: Buffer[] = []
-  for (const page of input.pages) lines.push(pageLine(page), NEWLINE)
-  const raw = Buffer.concat(lines)
-  const pages = compression === 'gzip' ? gzipSync(raw, gzipOptions) : brotliCompressSync(raw, brotliOptions)
-  return frame(compression, metadataBytes(input, input.pages.length), raw.length, pages)
-}
-
 const STREAM_CHUNK_BYTES = 64 << 10
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 /**
- * {@link encodeSnapshot} for a live server: the pages are serialised about a megabyte at a time
- * with the event loop let through in between, and compressed as a stream on libuv's thread pool.
- * (The compressed bytes may differ from the one-shot encoder's; both decode to the same snapshot.)
+ * Encoding for a live server: the pages are serialised about a megabyte at a time with the event
+ * loop let through in between, and compressed as a stream on libuv's thread pool.
  */
-export function encodeSnapshotAsync(input: EncodeInput, options: EncodeOptions = {}): Promise<Buffer> {
-  return encodeInSlices(input, input.pages.length, (index) => input.pages[index]!, options)
-}
-
 async function encodeInSlices(
   metadata: SnapshotMetadata, count: number, pageAt: (index: number) => SyncedPage, options: EncodeOptions,
 ): Promise<Buffer> {
@@ -269,13 +249,7 @@ export function readSnapshotMetadata(buf: Buffer): MetadataResult {
   }
 }
 
-/** The decoded snapshot, or `undefined` for anything that is not an intact snapshot of this format. */
-export function decodeSnapshot(buf: Buffer): DecodedSnapshot | undefined {
-  const result = tryDecodeSnapshot(buf)
-  return result.ok ? result.decoded : undefined
-}
-
-/** Like {@link decodeSnapshot}, with the reason a buffer was refused. Never throws. */
+/** The decoded snapshot, or the reason a buffer was refused. Never throws. */
 export function tryDecodeSnapshot(buf: Buffer): DecodeResult {
   try {
     const result = readFrame(buf)
@@ -364,19 +338,14 @@ function readPage(line: unknown): SyncedPage | undefined {
   return typeof typedListItem === 'string' ? { ...page, typedListItem } : page
 }
 
-/** One page as {@link buildSnapshot} took it (the detail's bytes decoded as UTF-8). */
-export function syncedPageOf(record: PageRecord): SyncedPage {
+/**
+ * One page as {@link buildSnapshot} took it: building them again gives the same fingerprint and
+ * the same bytes per page. (The detail is kept as UTF-8 bytes, and the fingerprint hashes the
+ * detail's UTF-8 bytes, so decoding them loses nothing that counts.)
+ */
+function syncedPageOf(record: PageRecord): SyncedPage {
   const { digest: _digest, from: _from, ...page } = carryOver(record)
   return { ...page, detail: record.detail.toString('utf8') }
-}
-
-/**
- * The pages a snapshot was built from, as {@link buildSnapshot} takes them: building them again
- * gives the same fingerprint and the same bytes per page. (The detail is kept as UTF-8 bytes, and
- * the fingerprint hashes the detail's UTF-8 bytes, so decoding them loses nothing that counts.)
- */
-export function pagesOfSnapshot(snapshot: Snapshot): SyncedPage[] {
-  return snapshot.pages.map(syncedPageOf)
 }
 
 function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): SnapshotMetadata {
@@ -391,12 +360,10 @@ function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): SnapshotMetadat
   }
 }
 
-/** Encodes a live snapshot, stamped with the configuration it was synced under. */
-export function encodeSnapshotOf(snapshot: Snapshot, origin: SnapshotOrigin, options: EncodeOptions = {}): Buffer {
-  return encodeSnapshot({ ...metadataOf(snapshot, origin), pages: pagesOfSnapshot(snapshot) }, options)
-}
-
-/** {@link encodeSnapshotOf} without blocking the event loop for long (see {@link encodeSnapshotAsync}). */
+/**
+ * Encodes a live snapshot, stamped with the configuration it was synced under, without blocking
+ * the event loop for long (see {@link encodeInSlices}).
+ */
 export function encodeSnapshotOfAsync(snapshot: Snapshot, origin: SnapshotOrigin, options: EncodeOptions = {}): Promise<Buffer> {
   return encodeInSlices(metadataOf(snapshot, origin), snapshot.pages.length, (index) => syncedPageOf(snapshot.pages[index]!), options)
 }
@@ -436,12 +403,6 @@ export function rebuildFromDecoded(decoded: DecodedSnapshot): LoadResult {
     return { ok: false, reason: `rebuilt fingerprint ${snapshot.fingerprint} is not the stored ${decoded.fingerprint}` }
   }
   return { ok: true, snapshot, decoded }
-}
-
-/** The rebuilt snapshot, or `undefined` when it cannot be rebuilt to the stored fingerprint. */
-export function snapshotFromDecoded(decoded: DecodedSnapshot): Snapshot | undefined {
-  const result = rebuildFromDecoded(decoded)
-  return result.ok ? result.snapshot : undefined
 }
 
 /** Decode, check it was made for this configuration, rebuild. Never throws; a refusal says why. */

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
-import { decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot } from './snapshot-codec.js'
+import { decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot } from '../../test/helpers/snapshot-bytes.js'
 import { createSnapshotFile } from './snapshot-file.js'
 import { createSnapshotPersistence, type SnapshotTarget } from './snapshot-persistence.js'
 

@@ -7,6 +7,7 @@
  * skipped, and the sync fills in whatever could not be loaded.
  * @module
  */
+import { settleWithin, TimeoutError } from '../deadline.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LogSink } from '../observability/log-sink.js'
 import {
@@ -76,17 +77,6 @@ interface Candidate {
   readonly metadata: StoredMetadata
 }
 
-const TIMED_OUT = Symbol('timed out')
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), ms)
-    timer.unref()
-  })
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
-}
-
 export function createSnapshotPersistence(options: SnapshotPersistenceOptions): SnapshotPersistence {
   const { targets, logger } = options
   const origin: SnapshotOrigin = { upstreamUrl: options.upstreamUrl, baseUrl: options.baseUrl }
@@ -145,13 +135,12 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
   async function readCandidate(target: SnapshotTarget): Promise<Candidate | undefined> {
     let buf: Buffer | undefined
     try {
-      const result = await withTimeout(target.read(), readTimeoutMs)
-      if (result === TIMED_OUT) {
+      buf = await settleWithin(`snapshot read from ${target.name}`, () => target.read(), readTimeoutMs)
+    } catch (caught) {
+      if (caught instanceof TimeoutError) {
         logger.warn({ target: target.name, readTimeoutMs }, 'snapshot: skipped, the read timed out')
         return undefined
       }
-      buf = result
-    } catch (caught) {
       logger.warn({ err: caught, target: target.name }, 'snapshot: skipped, the read failed')
       return undefined
     }

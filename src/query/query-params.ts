@@ -81,14 +81,6 @@ export function parseQueryParams(rawQuery: string): QueryParams {
   }
 }
 
-/** The query string of a request target (`/path?x=1` → `x=1`; no `?` → ''). */
-export function rawQueryOf(url: string): string {
-  const q = url.indexOf('?')
-  if (q < 0) return ''
-  const hash = url.indexOf('#', q)
-  return hash < 0 ? url.slice(q + 1) : url.slice(q + 1, hash)
-}
-
 /** What `quote_plus` leaves as it is: every character safe, so the text is its own quoting. */
 const ALL_SAFE = /^[A-Za-z0-9_.~-]*$/
 

@@ -90,7 +90,7 @@ export interface ListingPass {
 }
 
 /** Walks the listing in tree order, every page of it, refusing a walk that mixes two moments. */
-export async function fetchListing(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListedPage[]> {
+async function fetchListing(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListedPage[]> {
   return (await fetchListingPass(options, listing)).pages
 }
 

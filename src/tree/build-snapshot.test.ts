@@ -1,7 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { makeSnapshot, type PageSpec } from '../../test/helpers/make-snapshot.js'
-import { buildSnapshot, buildSnapshotInSlices, carryOver, findTreeProblems, patchSnapshot, patchSnapshotInSlices, TreeInconsistentError, type SyncedPage } from './build-snapshot.js'
+import { buildSnapshot, buildSnapshotInSlices, carryOver, patchSnapshot, patchSnapshotInSlices, TreeInconsistentError, type SyncedPage } from './build-snapshot.js'
 import { applyMutations, arbitraryTree as arbitraryModelTree, DIALECT, syncedPages } from './random-tree.test-helper.js'
 import { MAX_OVERLAY, PatchedMap } from './patched-map.js'
 import { selectPages } from './select-pages.js'
@@ -12,6 +12,17 @@ const page = (id: number, parentId: number | null): SyncedPage => ({
   id, parentId, type: 'cms.GenericPage', title: `t${id}`, slug: `s${id}`, showInMenus: true, seoTitle: '', searchDescription: '',
   listItem: '{}', detail: '{}',
 })
+
+/** Every reason `buildSnapshot` refuses the pages, as its TreeInconsistentError lists them; empty when it builds. */
+function findTreeProblems(pages: readonly SyncedPage[]): string[] {
+  try {
+    buildSnapshot(pages, { version: 1, syncedAt: 0, dialect: DIALECT })
+    return []
+  } catch (caught) {
+    if (caught instanceof TreeInconsistentError) return [...caught.problems]
+    throw caught
+  }
+}
 
 describe('findTreeProblems: never publish a bad tree', () => {
   it('accepts one consistent tree', () => {

@@ -67,11 +67,6 @@ export class TreeInconsistentError extends Error {
   }
 }
 
-/** Every reason the pages do not form one tree; empty when they do. */
-export function findTreeProblems(pages: readonly SyncedPage[]): string[] {
-  return runToEnd(treeProblemSteps(pages))
-}
-
 function* treeProblemSteps(pages: readonly SyncedPage[]): Steps<string[]> {
   const problems: string[] = []
   if (pages.length === 0) return ['the CMS lists no pages']

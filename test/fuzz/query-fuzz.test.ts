@@ -11,7 +11,7 @@
 import { request as httpRequest } from 'node:http'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseQueryParams, rawQueryOf } from '../../src/query/query-params.js'
+import { parseQueryParams } from '../../src/query/query-params.js'
 import { SEED_PAGE_TYPES, type FakePage } from '../fake-wagtail/index.js'
 import { asServedByShield, BASE_URL, startShield, type Harness } from '../helpers/start-shield.js'
 
@@ -150,7 +150,10 @@ const isLocalOnly = (message: unknown) => typeof message === 'string' && LOCAL_O
 
 /** Django's `QueryDict` view of the target's query (cms-shield's own parser, unit-tested against Django's semantics, docs/wagtail-compatibility.md#query-string-semantics). */
 function queryOf(target: string) {
-  return parseQueryParams(rawQueryOf(target))
+  const q = target.indexOf('?')
+  if (q < 0) return parseQueryParams('')
+  const hash = target.indexOf('#', q)
+  return parseQueryParams(hash < 0 ? target.slice(q + 1) : target.slice(q + 1, hash))
 }
 
 /**

@@ -1,12 +1,11 @@
 /**
  * The few events a cache store reports (cf. undici's MemoryCacheStore `maxSizeExceeded`): metrics
- * and logs subscribe here instead of being called from the store's logic.
- *
- * Not node:events: an EventEmitter throws when `'error'` has no listener, and a store's promise is
- * that a failing tier never throws into the request path. A listener that throws is reported as a
- * process warning for the same reason.
+ * and logs subscribe here instead of being called from the store's logic. The hub is the app's one
+ * event mechanism (`observability/event-hub.ts`); a listener that throws never reaches the
+ * request path, whose promise is that a failing tier never throws into it.
  * @module
  */
+import { createEventHub, type EventHub, type EventSource } from '../../observability/event-hub.js'
 
 export type StoreOperation = 'get' | 'set' | 'delete'
 
@@ -23,37 +22,11 @@ export interface StoreEventMap {
 export type StoreEventName = keyof StoreEventMap
 export type StoreListener<E extends StoreEventName> = (event: StoreEventMap[E]) => void
 
-export interface StoreEvents {
-  /** Subscribes; returns the function that unsubscribes. */
-  on<E extends StoreEventName>(event: E, listener: StoreListener<E>): () => void
-}
+/** What a store shows its users: subscribing only. */
+export type StoreEvents = EventSource<StoreEventMap>
 
-export interface StoreEventHub extends StoreEvents {
-  emit<E extends StoreEventName>(event: E, payload: StoreEventMap[E]): void
-  /** Lets hot paths skip building a payload nobody listens to. */
-  listens(event: StoreEventName): boolean
-}
+export type StoreEventHub = EventHub<StoreEventMap>
 
 export function createStoreEvents(): StoreEventHub {
-  const listeners = new Map<StoreEventName, Set<(payload: never) => void>>()
-  return {
-    on(event, listener) {
-      let set = listeners.get(event)
-      if (!set) listeners.set(event, (set = new Set()))
-      set.add(listener)
-      return () => void set.delete(listener)
-    },
-    emit(event, payload) {
-      const set = listeners.get(event)
-      if (!set) return
-      for (const listener of set) {
-        try {
-          ;(listener as StoreListener<typeof event>)(payload)
-        } catch (error) {
-          process.emitWarning(`cache store '${event}' listener threw: ${String(error)}`, 'CacheStoreListenerWarning')
-        }
-      }
-    },
-    listens: (event) => (listeners.get(event)?.size ?? 0) > 0,
-  }
+  return createEventHub<StoreEventMap>('cache store', 'CacheStoreListenerWarning')
 }

@@ -1,0 +1,89 @@
+/**
+ * Snapshot bytes for tests, written without the production encoder: a second, one-shot writer of
+ * the stored layout described in `src/persist/snapshot-codec.ts`, so the decoder is tested against
+ * the format and not only against its own encoder. Also the short forms tests like (`decodeSnapshot`
+ * answers `undefined` instead of a refusal), built on what production uses.
+ */
+import { createHash } from 'node:crypto'
+import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
+import { carryOver, type SyncedPage } from '../../src/tree/build-snapshot.js'
+import type { Snapshot } from '../../src/tree/snapshot.js'
+import {
+  rebuildFromDecoded, tryDecodeSnapshot, type DecodedSnapshot, type EncodeOptions, type SnapshotMetadata, type SnapshotOrigin,
+} from '../../src/persist/snapshot-codec.js'
+
+/** The format version these bytes claim; a format change must change it here too, on purpose. */
+export const SNAPSHOT_FORMAT_VERSION = 2
+
+export interface EncodeInput extends SnapshotMetadata {
+  readonly pages: readonly SyncedPage[]
+}
+
+const HEADER_BYTES = 49
+const HASHED_HEADER_BYTES = 17
+
+/** Encodes in one go, as the stored layout says (the production encoder streams). */
+export function encodeSnapshot(input: EncodeInput, options: EncodeOptions = {}): Buffer {
+  const compression = options.compression ?? 'brotli'
+  const { dialect } = input
+  const metadata = Buffer.from(
+    JSON.stringify({
+      upstreamUrl: input.upstreamUrl, baseUrl: input.baseUrl, syncedAt: input.syncedAt, fullSyncedAt: input.fullSyncedAt ?? input.syncedAt,
+      version: input.version, fingerprint: input.fingerprint,
+      dialect: {
+        limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery,
+        nulInTextFilter: dialect.nulInTextFilter, notAcceptableText: dialect.notAcceptableText,
+      },
+      pageCount: input.pages.length,
+    }),
+  )
+  const raw = Buffer.from(input.pages.map((page) => `${JSON.stringify(pageLine(page))}\n`).join(''))
+  const pages = compression === 'gzip'
+    ? gzipSync(raw)
+    : brotliCompressSync(raw, { params: { [zlib.BROTLI_PARAM_MODE]: zlib.BROTLI_MODE_TEXT } })
+  const header = Buffer.alloc(HEADER_BYTES)
+  header.write('CMSSHLD', 0, 'latin1')
+  header.writeUInt8(SNAPSHOT_FORMAT_VERSION, 7)
+  header.writeUInt8(compression === 'gzip' ? 1 : 2, 8)
+  header.writeUInt32BE(metadata.length, 9)
+  header.writeUInt32BE(raw.length, 13)
+  createHash('sha256').update(header.subarray(0, HASHED_HEADER_BYTES)).update(metadata).update(pages).digest().copy(header, HASHED_HEADER_BYTES)
+  return Buffer.concat([header, metadata, pages])
+}
+
+function pageLine(page: SyncedPage): unknown[] {
+  const line: unknown[] = [
+    page.id, page.type, page.title, page.slug, page.showInMenus, page.seoTitle, page.searchDescription, page.parentId, page.listItem, page.detail,
+  ]
+  if (page.typedListItem !== undefined) line.push(page.typedListItem)
+  return line
+}
+
+/**
+ * The pages a snapshot was built from, as `buildSnapshot` takes them: building them again gives
+ * the same fingerprint and the same bytes per page.
+ */
+export function pagesOfSnapshot(snapshot: Snapshot): SyncedPage[] {
+  return snapshot.pages.map((record) => {
+    const { digest: _digest, from: _from, ...page } = carryOver(record)
+    return { ...page, detail: record.detail.toString('utf8') }
+  })
+}
+
+/** A live snapshot's bytes, stamped with the configuration it was synced under. */
+export function encodeSnapshotOf(snapshot: Snapshot, origin: SnapshotOrigin, options: EncodeOptions = {}): Buffer {
+  const { dialect, syncedAt, fullSyncedAt, version, fingerprint } = snapshot
+  return encodeSnapshot({ ...origin, dialect, syncedAt, fullSyncedAt, version, fingerprint, pages: pagesOfSnapshot(snapshot) }, options)
+}
+
+/** The decoded snapshot, or `undefined` for anything that is not an intact snapshot of this format. */
+export function decodeSnapshot(buf: Buffer): DecodedSnapshot | undefined {
+  const result = tryDecodeSnapshot(buf)
+  return result.ok ? result.decoded : undefined
+}
+
+/** The rebuilt snapshot, or `undefined` when it cannot be rebuilt to the stored fingerprint. */
+export function snapshotFromDecoded(decoded: DecodedSnapshot): Snapshot | undefined {
+  const result = rebuildFromDecoded(decoded)
+  return result.ok ? result.snapshot : undefined
+}
