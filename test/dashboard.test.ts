@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createStoreEvents } from '../src/cache/stores/store-events.js'
+import { createStoreEvents } from '../src/observability/store-events.js'
 import { createMetrics } from '../src/observability/metrics.js'
 import { createShieldEvents } from '../src/observability/shield-events.js'
 

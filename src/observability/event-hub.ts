@@ -1,7 +1,7 @@
 /**
  * The one event mechanism of cms-shield: a small typed hub. The core (sync, CMS client, caches,
  * routes) reports what happened through hubs like this one; metrics and logs subscribe. Each
- * hub has its own vocabulary: `shield-events.ts` for the app, `cache/stores/store-events.ts` for
+ * hub has its own vocabulary: `shield-events.ts` for the app, `store-events.ts` for
  * a cache tier.
  *
  * Why not `node:diagnostics_channel`, which undici and Fastify use: its named channels are

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
 import { createMemoryStore } from '../cache/stores/memory-store.js'
-import { createStoreEvents, type StoreEventHub } from '../cache/stores/store-events.js'
+import { createStoreEvents, type StoreEventHub } from './store-events.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { createMetrics, type Metrics, type MetricsSources, type Role } from './metrics.js'
 import { createShieldEvents, type ShieldEvents } from './shield-events.js'

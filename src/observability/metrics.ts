@@ -27,8 +27,7 @@ import {
   type GaugeConfiguration,
 } from 'prom-client'
 import { errorCatalogue } from '../errors.js'
-import type { StoreEvents } from '../cache/stores/store-events.js'
-import type { Snapshot } from '../tree/snapshot.js'
+import type { StoreEvents } from './store-events.js'
 import { createRequestTally } from './request-tally.js'
 import type { CacheOutcome, RouteName, ShieldEvents, TrafficClass, UpstreamKind } from './shield-events.js'
 import { TalliedCounter, TalliedHistogram } from './tallied-metrics.js'
@@ -38,6 +37,13 @@ export const METRIC_PREFIX = 'cms_shield_'
 export type TierName = 'memory' | 'redis'
 
 /** What the read-through budget reports at each scrape. */
+/** What the snapshot gauges read of the snapshot served: the tree's snapshot has these and more. */
+export interface ServedSnapshot {
+  readonly version: number
+  readonly pages: { readonly length: number }
+  readonly syncedAt: number
+}
+
 export interface BudgetState {
   readonly scope: 'cluster' | 'local'
   readonly tokens: number
@@ -59,7 +65,7 @@ export interface MetricsTier {
 export interface MetricsSources {
   readonly events: ShieldEvents
   readonly tiers: ReadonlyArray<MetricsTier>
-  readonly snapshot: () => Snapshot | undefined
+  readonly snapshot: () => ServedSnapshot | undefined
   /** Only with Redis configured; without it `redis_up` is not exposed. */
   readonly redis?: { up(): boolean }
   /** Only with Redis configured; without it `role` and `leader` are not exposed. */
@@ -258,7 +264,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
     labelNames: ['source'] as const,
     registers,
   })
-  const snapshotGauge = (suffix: string, help: string, read: (snapshot: Snapshot) => number) =>
+  const snapshotGauge = (suffix: string, help: string, read: (snapshot: ServedSnapshot) => number) =>
     new ScrapedGauge({ name: name(suffix), help, registers }, () => {
       const snapshot = sources.snapshot()
       return snapshot === undefined ? [] : [[{}, read(snapshot)]]

@@ -1,7 +1,7 @@
 /**
  * What cms-shield reports as it runs: one hub per app (`app.shield.events`), fed by the HTTP
  * layer, the CMS client, the sync and the cluster; read by metrics (`metrics.ts`) and logs.
- * Cache tiers report through the same kind of hub, with their own events (`cache/stores/store-events.ts`).
+ * Cache tiers report through the same kind of hub, with their own events (`store-events.ts`).
  * @module
  */
 import { createEventHub, type EventHub } from './event-hub.js'

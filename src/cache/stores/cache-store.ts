@@ -8,9 +8,9 @@
  * caller's decision, from `storedAt` and `meta`.
  * @module
  */
-import type { StoreEvents } from './store-events.js'
+import type { StoreEvents } from '../../observability/store-events.js'
 
-export type { StoreEventMap, StoreEventName, StoreEvents, StoreListener, StoreOperation } from './store-events.js'
+export type { StoreEventMap, StoreEventName, StoreEvents, StoreListener, StoreOperation } from '../../observability/store-events.js'
 
 export type EntryMeta = Readonly<Record<string, string | number | boolean>>
 

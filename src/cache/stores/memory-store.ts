@@ -9,7 +9,7 @@
  */
 import { LRUCache } from 'lru-cache'
 import type { CacheStore, EntryMeta, StoredEntry } from './cache-store.js'
-import { createStoreEvents } from './store-events.js'
+import { createStoreEvents } from '../../observability/store-events.js'
 
 export interface MemoryStoreOptions {
   /** Bound on keys, values and per-entry overhead together (`CACHE_MAX_BYTES`). */

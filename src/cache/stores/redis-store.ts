@@ -11,7 +11,7 @@
  */
 import type { CacheStore } from './cache-store.js'
 import { decodeEntry, encodeEntry, isInvalid } from './entry-codec.js'
-import { createStoreEvents, type StoreOperation } from './store-events.js'
+import { createStoreEvents, type StoreOperation } from '../../observability/store-events.js'
 import { boundedCommand, RedisCommandTimeoutError } from './bounded-command.js'
 import type { LogSink } from '../../observability/log-sink.js'
 

@@ -5,7 +5,7 @@
  * request path, whose promise is that a failing tier never throws into it.
  * @module
  */
-import { createEventHub, type EventHub, type EventSource } from '../../observability/event-hub.js'
+import { createEventHub, type EventHub, type EventSource } from './event-hub.js'
 
 export type StoreOperation = 'get' | 'set' | 'delete'
 

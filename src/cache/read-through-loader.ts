@@ -6,8 +6,8 @@
  */
 import { createError } from '../errors.js'
 import { rewriteDetailUrls, type RewriteUrl } from '../json/rewrite-detail-urls.js'
-import type { StoredAnswer } from '../cache/read-through.js'
-import type { UpstreamResponse } from './http-client.js'
+import type { StoredAnswer } from './read-through.js'
+import type { UpstreamResponse } from '../upstream/http-client.js'
 
 const REPLAYED = new Set([200, 400, 404])
 

@@ -7,14 +7,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { ClusterChannel, RecordedSnapshot, SnapshotAnnouncement } from '../cache/cluster-channel.js'
+import type { ClusterChannel, RecordedSnapshot, SnapshotAnnouncement } from './cluster-channel.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
 import { createClusterCoordinator, type ClusterCoordinator } from './cluster-coordinator.js'
 import type { LeaderLease, LeaseRole } from './leader-lease.js'
-import type { RefreshRequest } from './refresh-request.js'
+import type { RefreshRequest } from '../sync/refresh-request.js'
 import type { Timers } from '../timers.js'
-import type { SyncService } from './sync-service.js'
+import type { SyncService } from '../sync/sync-service.js'
 
 const POLL_MS = 10
 const timers: Timers = { setTimeout: (callback, ms) => setTimeout(callback, ms), clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout) }

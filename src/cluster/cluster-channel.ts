@@ -1,6 +1,6 @@
 /**
  * How instances sharing a Redis tell each other about snapshots and refresh requests. Only the
- * leader syncs (src/sync/leader-lease.ts); it writes each new snapshot to Redis itself, then
+ * leader syncs (leader-lease.ts); it writes each new snapshot to Redis itself, then
  * announces it here, and followers load it from Redis — never from the CMS. An announcement is
  * also recorded under a key, so a follower that missed the message (disconnected, just started)
  * finds it by polling `latestSnapshot()` on its lease ticks. The other way, a PURGE or webhook
@@ -17,8 +17,8 @@
  * they must.
  * @module
  */
-import { boundedCommand } from './stores/bounded-command.js'
-import { subscribeUntilDone } from './stores/subscribe-until-done.js'
+import { boundedCommand } from '../cache/stores/bounded-command.js'
+import { subscribeUntilDone } from '../cache/stores/subscribe-until-done.js'
 import type { LogSink } from '../observability/log-sink.js'
 
 export interface SnapshotAnnouncement {

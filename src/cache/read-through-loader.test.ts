@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createUrlRewriter } from '../json/rewrite-detail-urls.js'
-import type { UpstreamResponse } from './http-client.js'
+import type { UpstreamResponse } from '../upstream/http-client.js'
 import { toStoredAnswer } from './read-through-loader.js'
 
 const rewrite = createUrlRewriter({ baseUrl: 'https://shield.example' })

@@ -20,8 +20,8 @@ import {
   type RefreshMessage,
   type SnapshotAnnouncement,
 } from './cluster-channel.js'
-import { createSharedFlight } from './shared-flight.js'
-import { createRedisClient, isRedisUp, type RedisClient } from './stores/redis-client.js'
+import { createSharedFlight } from '../cache/shared-flight.js'
+import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
 
 const COMMAND_TIMEOUT_MS = 200
 

@@ -12,12 +12,12 @@
  * Redis answers that none is, stores and announces its current snapshot again.
  * @module
  */
-import type { ClusterChannel, SnapshotAnnouncement } from '../cache/cluster-channel.js'
+import type { ClusterChannel, SnapshotAnnouncement } from './cluster-channel.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LeaderLease, LeaseRole } from './leader-lease.js'
-import type { RefreshRequest } from './refresh-request.js'
+import type { RefreshRequest } from '../sync/refresh-request.js'
 import type { Timers } from '../timers.js'
-import type { SyncService } from './sync-service.js'
+import type { SyncService } from '../sync/sync-service.js'
 import type { LogSink } from '../observability/log-sink.js'
 
 export type CoordinatorLogger = Pick<LogSink, 'info' | 'warn'>
