@@ -53,14 +53,17 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
     commandTimeoutMs: config.redisCommandTimeoutMs,
   })
   const snapshotKey = `${prefix}snapshot`
-  // Snapshots are large: reading or writing one gets more time than a cache command.
+  // Snapshots are large: reading or writing one gets more time than a cache command. ioredis
+  // bounds every command of a connection by its own `commandTimeout`, which would cut a snapshot
+  // short at the cache's bound, so snapshots travel on a connection of their own with the longer one.
   const snapshotTimeoutMs = Math.max(2000, config.redisCommandTimeoutMs * 8)
+  const snapshotClient = createRedisClient({ ...clientConfig, commandTimeoutMs: snapshotTimeoutMs })
   const snapshotTarget: SnapshotTarget = {
     name: `redis:${snapshotKey}`,
     // A failed or slow read is "nothing stored"; a failed write is dropped (the file target may hold it).
-    read: async () => (await boundedCommand('get snapshot', () => client.getBuffer(snapshotKey), snapshotTimeoutMs).catch(() => null)) ?? undefined,
+    read: async () => (await boundedCommand('get snapshot', () => snapshotClient.getBuffer(snapshotKey), snapshotTimeoutMs).catch(() => null)) ?? undefined,
     write: async (buf) => {
-      await boundedCommand('set snapshot', () => client.set(snapshotKey, buf), snapshotTimeoutMs).catch(() => undefined)
+      await boundedCommand('set snapshot', () => snapshotClient.set(snapshotKey, buf), snapshotTimeoutMs).catch(() => undefined)
     },
   }
   return {
@@ -71,14 +74,20 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
     snapshotTarget,
     isUp: () => isRedisUp(client),
     async waitUntilUp(ms) {
-      if (isRedisUp(client)) return true
-      await settleWithin('redis ready', () => new Promise<void>((resolve) => client.once('ready', () => resolve())), ms).catch(() => undefined)
+      // Both connections a warm start reads through: a snapshot asked for on a connection still
+      // connecting would be refused at once (no offline queue) and read as "nothing stored".
+      const pending = [client, snapshotClient].filter((connection) => !isRedisUp(connection))
+      if (pending.length > 0) {
+        const ready = (connection: RedisClient) => new Promise<void>((resolve) => connection.once('ready', () => resolve()))
+        await settleWithin('redis ready', () => Promise.all(pending.map(ready)), ms).catch(() => undefined)
+      }
       return isRedisUp(client)
     },
     async close() {
       // First, so the subscription stops being retried and no waiter outlives the connection.
       flight.close()
       subscriber.disconnect()
+      snapshotClient.disconnect()
       client.disconnect()
     },
   }
