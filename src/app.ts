@@ -18,7 +18,7 @@ import { composeCluster } from './compose/cluster.js'
 import { composeMetrics, registerLifecycle, registerOperations } from './compose/operations.js'
 import { composePersistence } from './compose/persistence.js'
 import { serverOptions } from './compose/server.js'
-import { composeServing, type ServingParts } from './compose/serving.js'
+import { composeServing } from './compose/serving.js'
 import { composeSync } from './compose/sync.js'
 import { composeUpstream } from './compose/upstream.js'
 import type { Config } from './config/load-config.js'
@@ -76,20 +76,19 @@ declare module 'fastify' {
 export async function buildApp(config: Config, deps: AppDependencies = {}): Promise<FastifyInstance> {
   const clock = clockOf(deps)
   const events = createShieldEvents()
-  let serving: ServingParts | undefined
-  const app = Fastify(serverOptions({ config, logger: deps.logger, logStream: deps.logStream, fastPath: () => serving?.fastPath }))
+  // The closures below read parts built after them; they run only once requests and syncs do.
+  const app = Fastify(serverOptions({ config, logger: deps.logger, logStream: deps.logStream, fastPath: () => serving.fastPath }))
   const logger = app.log
 
   const upstream = composeUpstream({ config, dispatcher: deps.dispatcher, logger, events, now: clock.now, random: clock.random })
   const caches = composeCaches({ config, upstream, logger, events, clock })
   const persistence = composePersistence(config, caches.shared, logger, clock.now)
-  let cluster: ClusterCoordinator | undefined
   const sync = composeSync({ config, upstream, persistence, cluster: () => cluster, logger, events, clock })
   const { shared } = caches
-  cluster = shared ? composeCluster({ config, shared, sync, persistence, logger, events, clock }) : undefined
+  const cluster = shared ? composeCluster({ config, shared, sync, persistence, logger, events, clock }) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
-  serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, events, now: clock.now })
+  const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, events, now: clock.now })
   const operations = { config, sync, caches, cluster, requestRefresh, events, now: clock.now }
   const metrics = composeMetrics(operations)
   const { readThrough, budget, memoryTier } = caches
