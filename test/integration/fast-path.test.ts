@@ -238,7 +238,7 @@ describe('while closing', () => {
 
   it('writes the answer in flight with Connection: close on both writers, alike', async () => {
     const answers = []
-    for (const env of [{}, { FAST_PATH: 'false' }]) {
+    for (const env of [{}, { FAST_PATH: 'false' }] as Array<Record<string, string>>) {
       const h = await startShield({ sharedOrigin: origin, env })
       const held = await holdOneRead(h)
       const closed = h.app.close()
@@ -247,7 +247,7 @@ describe('while closing', () => {
       held.release()
       answers.push({ ...(await held.answered), requestId: undefined })
       await closed
-      expect(h.app.shield.fastPathAnswered()).toBe(env.FAST_PATH === undefined ? 1 : 0)
+      expect(h.app.shield.fastPathAnswered()).toBe(env['FAST_PATH'] === undefined ? 1 : 0)
     }
     expect(answers[0]!.status).toBe(200)
     expect(answers[0]!.headers).toContainEqual(['connection', 'close'])
