@@ -3,7 +3,7 @@
  * (`docs/architecture.md`), each by its own module in `compose/`, with every dependency passed
  * in. It does not listen: `main.ts` does, and tests drive it with `inject()` or `listen({ port: 0 })`.
  *
- *   upstream → caches → sync (+ persistence) → cluster → serving → operations
+ *   upstream → caches → sync (+ persistence) → cluster → serving → operations → lifecycle
  * @module
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -15,7 +15,8 @@ import type { MemoryStore } from './cache/stores/memory-store.js'
 import { composeCaches } from './compose/caches.js'
 import { clockOf } from './compose/clock.js'
 import { composeCluster } from './compose/cluster.js'
-import { composeMetrics, registerLifecycle, registerOperations } from './compose/operations.js'
+import { registerLifecycle } from './compose/lifecycle.js'
+import { composeMetrics, registerOperations } from './compose/operations.js'
 import { composePersistence } from './compose/persistence.js'
 import { serverOptions } from './compose/server.js'
 import { composeServing } from './compose/serving.js'

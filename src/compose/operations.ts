@@ -1,6 +1,5 @@
 /**
- * The operations part: metrics, PURGE, the refresh webhook and the health probes, and the
- * lifecycle (warm start, then sync; on close, release the lease first).
+ * The operations part: metrics, PURGE, the refresh webhook and the health probes.
  * @module
  */
 import type { FastifyInstance } from 'fastify'
@@ -12,7 +11,6 @@ import { registerPurgeRoute } from '../http/routes/purge.js'
 import { registerRefreshWebhook } from '../http/routes/refresh-webhook.js'
 import { createMetrics, type Metrics } from '../observability/metrics.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
-import type { SnapshotPersistence } from '../persist/snapshot-persistence.js'
 import type { ClusterCoordinator } from '../sync/cluster-coordinator.js'
 import type { RefreshRequest } from '../sync/refresh-request.js'
 import type { SyncService } from '../sync/sync-service.js'
@@ -67,42 +65,5 @@ export function registerOperations(app: FastifyInstance, options: OperationsOpti
     ...(shared ? { redis: { up: () => shared.isUp(), errors: () => shared.store.errors } } : {}),
     ...(cluster ? { role: () => cluster.role, confirmedAt: () => cluster.confirmedAt } : {}),
     budget: () => budget.state(),
-  })
-}
-
-export interface LifecycleOptions {
-  readonly config: Config
-  readonly sync: SyncService
-  readonly shared: CacheParts['shared']
-  readonly persistence: SnapshotPersistence | undefined
-  readonly cluster: ClusterCoordinator | undefined
-  readonly metrics: Metrics
-  readonly closeUpstream: () => Promise<void>
-  /** Start syncing when ready (tests may sync themselves). */
-  readonly autoSync: boolean
-}
-
-export function registerLifecycle(app: FastifyInstance, options: LifecycleOptions): void {
-  const { config, sync, shared, persistence, cluster } = options
-  app.addHook('onReady', async () => {
-    // Warm start: serve the newest stored snapshot at once, then sync in the background.
-    if (persistence) {
-      if (shared) await shared.waitUntilUp(Math.min(1000, config.redisCommandTimeoutMs * 4))
-      const loaded = await persistence.loadNewest()
-      if (loaded && sync.adopt(loaded.snapshot)) {
-        app.log.info({ source: loaded.source, version: loaded.snapshot.version, pages: loaded.snapshot.pages.length }, 'serving a stored snapshot')
-      }
-    }
-    if (!options.autoSync) return
-    if (cluster) cluster.start()
-    else sync.start()
-  })
-  app.addHook('onClose', async () => {
-    // Release the lease first, so another instance takes over at its next tick.
-    await cluster?.stop()
-    options.metrics.close()
-    await sync.stop()
-    await options.closeUpstream()
-    await shared?.close()
   })
 }

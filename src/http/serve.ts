@@ -129,9 +129,12 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowedAnswer(method)
     const clientOf = options.clientOf
     const input: PagesRequest = { rawQuery, accept, ...(clientOf ? { client: () => clientOf(request) } : {}) }
-    if (target.kind === 'list') return pages.list(input)
-    if (target.kind === 'find') return pages.find(input)
-    return pages.detail((target as { id: string }).id, input)
+    switch (target.kind) {
+      case 'list': return pages.list(input)
+      case 'find': return pages.find(input)
+      case 'detail': return pages.detail(target.id, input)
+      default: return NOT_FOUND_ANSWER
+    }
   }
 
   function answerOf(method: string, url: string, path: string, target: ApiTarget, request: R): HttpAnswer | Promise<HttpAnswer> {
