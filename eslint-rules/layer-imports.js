@@ -1,6 +1,6 @@
 /**
  * `layers/imports-go-down`: a module under `src/` may import only from its own layer or from a
- * layer below it, in the order of docs/architecture.md ("Layers"). The table is the one place that
+ * layer below it, in the order of docs/architecture.md#layers-and-folders. The table is the one place that
  * order is written down; a folder missing from it is itself an error, so a new folder must be
  * placed in the order before it can be used.
  *
@@ -44,7 +44,7 @@ const rule = {
     docs: { description: 'imports under src/ only go down the layers of docs/architecture.md' },
     schema: [],
     messages: {
-      upward: "{{from}} ({{fromLayer}}) imports {{target}} ({{toLayer}}): imports only go down the layers (docs/architecture.md, \"Layers\")",
+      upward: "{{from}} ({{fromLayer}}) imports {{target}} ({{toLayer}}): imports only go down the layers (docs/architecture.md#layers-and-folders)",
       unplaced: '{{entry}} is not in the layer table of eslint-rules/layer-imports.js: place it before importing across it',
     },
   },

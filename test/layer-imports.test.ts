@@ -11,7 +11,7 @@ async function layerMessages(file: string, code: string): Promise<string[]> {
   return (result?.messages ?? []).filter((m) => m.ruleId === 'layers/imports-go-down').map((m) => m.message)
 }
 
-describe('the layer rule (docs/architecture.md, "Layers")', () => {
+describe('the layer rule (docs/architecture.md#layers-and-folders)', () => {
   it('lets a module import from its own layer and from the layers below', async () => {
     expect(await layerMessages('src/http/example.ts', "import { a } from '../cache/read-through.js'\nimport { b } from './answers.js'\nimport { c } from '../errors.js'\nexport { a, b, c }\n")).toEqual([])
     expect(await layerMessages('src/cache/budget/example.ts', "import type { R } from '../stores/redis-client.js'\nexport type { R }\n")).toEqual([])

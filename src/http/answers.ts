@@ -5,11 +5,17 @@
  */
 import { renderWagtailJson } from '../json/json-text.js'
 import { djangoNotFoundHtml, methodNotAllowed, optionsBody, type WagtailError } from '../query/wagtail-messages.js'
+import type { CacheOutcome } from '../observability/shield-events.js'
 
 export interface HttpAnswer {
   readonly status: number
   readonly headers: Readonly<Record<string, string>>
   readonly body: Buffer
+  /**
+   * Where the answer came from, for metrics and the request log: set by whoever writes its
+   * `Cache-Status` (RFC 9211), so the label never has to be parsed back out of the header.
+   */
+  readonly cache?: CacheOutcome
 }
 
 /** Every answer of the API views carries these (docs/wagtail-compatibility.md#headers). */
@@ -74,7 +80,7 @@ export function notModifiedAnswer(full: HttpAnswer): HttpAnswer {
     const value = full.headers[name]
     if (value !== undefined) headers[name] = value
   }
-  return { status: 304, headers, body: Buffer.alloc(0) }
+  return { status: 304, headers, body: Buffer.alloc(0), ...(full.cache === undefined ? {} : { cache: full.cache }) }
 }
 
 /** find's 302: Django's `redirect()` with an empty HTML body and the API headers (docs/wagtail-compatibility.md#find-view). */
@@ -95,3 +101,9 @@ export function proxyFailureAnswer(status: number, message: string, retryAfterSe
   if (retryAfterSeconds === undefined) return answer
   return { ...answer, headers: { ...answer.headers, 'retry-after': String(retryAfterSeconds) } }
 }
+
+/** Load shedding's quick refusal (`load-shedding.ts`): a CDN in front serves its stale copy meanwhile. */
+export const OVERLOADED_ANSWER: HttpAnswer = proxyFailureAnswer(503, 'cms-shield is overloaded; retry shortly', 1)
+
+/** What a view that throws or rejects becomes, on every path a request can take. */
+export const INTERNAL_ERROR_ANSWER: HttpAnswer = proxyFailureAnswer(500, 'internal error')

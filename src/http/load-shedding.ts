@@ -10,13 +10,14 @@ import underPressure, { type FastifyUnderPressureOptions } from '@fastify/under-
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { getHeapStatistics } from 'node:v8'
 import type { Config } from '../config/load-config.js'
-import { proxyFailureAnswer } from './answers.js'
+import { OVERLOADED_ANSWER } from './answers.js'
+import { pathOf, routeApiPath } from './api-router.js'
 
 type PressureHandler = NonNullable<FastifyUnderPressureOptions['pressureHandler']>
 
-const RETRY_AFTER_SECONDS = 1
+const RETRY_AFTER_SECONDS = Number(OVERLOADED_ANSWER.headers['retry-after'])
 const NEVER_SHED = new Set(['/healthz', '/readyz', '/metrics'])
-const SHED = proxyFailureAnswer(503, 'cms-shield is overloaded; retry shortly', RETRY_AFTER_SECONDS)
+const SHED = OVERLOADED_ANSWER
 
 /** The heap bound: the configured one, or 90% of what V8 may grow to. */
 export function heapLimitBytes(config: Pick<Config, 'loadShedHeapUsedBytes'>): number {
@@ -37,8 +38,9 @@ export async function registerLoadShedding(
     // Returning nothing lets the request through; returning a body sends it (the plugin's README,
     // "Any other return value than a promise or nullish will be sent"), which its types omit.
     pressureHandler: ((request: FastifyRequest, reply: FastifyReply, type: string) => {
-      const path = (request.raw.url ?? '/').split('?')[0]!
-      if (NEVER_SHED.has(path)) return undefined
+      const path = pathOf(request.raw.url ?? '/')
+      // The pages API sheds in the serving core (`serve.ts`), alike on both of its writers.
+      if (NEVER_SHED.has(path) || routeApiPath(path) !== undefined) return undefined
       onShed?.(type)
       reply.code(SHED.status).headers(SHED.headers)
       return SHED.body

@@ -22,6 +22,8 @@ import { createSnapshotMemo } from '../tree/snapshot-memo.js'
 import { absentLesson } from '../query/absent-lessons.js'
 import { createKnownAbsentPerSnapshot } from '../query/known-absent.js'
 import type { Snapshot } from '../tree/snapshot.js'
+import type { CacheOutcome } from '../observability/shield-events.js'
+import { PAGES_PATH } from './api-router.js'
 import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
 import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
 import { etagOf } from './validators.js'
@@ -63,7 +65,8 @@ export interface PagesService {
   notAcceptable(): WagtailError
 }
 
-export const PAGES_PATH = '/api/v1/cms/pages/'
+/** Re-exported for the modules that named it here first. */
+export { PAGES_PATH }
 
 /** Parameters every page type has: a 500 on one of them is not blamed on its value. */
 const GENERIC_PARAMETERS: ReadonlySet<string> = new Set([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS, 'html_path'])
@@ -163,6 +166,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         status: 200,
         headers: { ...API_HEADERS, etag: etagOf(body), 'cache-control': cacheControl, 'cache-status': cacheStatus.index, ...tags(snapshot, scope) },
         body,
+        cache: 'snapshot',
       }
       indexAnswers.set(body, answer)
     }
@@ -191,15 +195,19 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     const age = String(Math.max(0, Math.floor((options.now() - stored.storedAt) / 1000)))
     const last = readThroughAnswers.get(stored.body)
     if (last && last.snapshot === snapshot && last.storedAt === stored.storedAt && last.cacheStatus === status && last.age === age) return last.answer
-    const answer = buildReadThroughAnswer(stored, status, age, snapshot, scope)
+    const answer = buildReadThroughAnswer(stored, outcome, status, age, snapshot, scope)
     readThroughAnswers.set(stored.body, { snapshot, storedAt: stored.storedAt, cacheStatus: status, age, answer })
     return answer
   }
 
-  function buildReadThroughAnswer(stored: CachedAnswer, status: string, age: string, snapshot: Snapshot, scope: Scope): HttpAnswer {
+  function buildReadThroughAnswer(
+    stored: CachedAnswer, outcome: ReadThroughOutcome, status: string, age: string, snapshot: Snapshot, scope: Scope,
+  ): HttpAnswer {
+    // The outcomes are the metric's cache labels, named alike.
+    const cache: CacheOutcome = outcome
     if (stored.status === 302 && stored.location !== undefined) {
       const redirect = redirectAnswer(stored.location)
-      return { ...redirect, headers: { ...redirect.headers, 'cache-status': status, age } }
+      return { ...redirect, headers: { ...redirect.headers, 'cache-status': status, age }, cache }
     }
     const headers: Record<string, string> = { ...API_HEADERS, 'cache-status': status, age }
     if (stored.status === 200) {
@@ -207,7 +215,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       headers['cache-control'] = cacheControl
       Object.assign(headers, tags(snapshot, scope))
     }
-    return { status: stored.status, headers, body: stored.body }
+    return { status: stored.status, headers, body: stored.body, cache }
   }
 
   /**

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { createUrlRewriter } from '../json/rewrite-detail-urls.js'
 import { renderWagtailJson } from '../json/json-text.js'
 import { syncRetryDelay } from './backoff.js'
-import { createSyncService, UNREADY_RETRY_MAX_MS, type SyncServiceOptions, type Timers } from './sync-service.js'
+import { createSyncService, UNREADY_RETRY_MAX_MS, type SyncServiceOptions } from './sync-service.js'
+import type { Timers } from '../timers.js'
 import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
 
 const silent = { info() {}, warn() {}, debug() {} }

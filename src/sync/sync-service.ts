@@ -26,7 +26,6 @@ import type { UpstreamGet } from './upstream-port.js'
 export type SyncLogger = Pick<LogSink, 'info' | 'warn' | 'debug'>
 
 /** Re-exported: the options name it, and callers of the sync take it from here. */
-export type { Timers }
 
 export interface SyncServiceOptions {
   readonly get: UpstreamGet

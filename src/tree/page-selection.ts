@@ -1,7 +1,7 @@
 /**
  * Which pages a request selects: the part of a planned query the tree index evaluates. Shared by
  * the tree (which selects) and the query planners (which produce it), so it lives in the lower
- * of the two layers (docs/architecture.md, "Layers").
+ * of the two layers (docs/architecture.md#layers-and-folders).
  * @module
  */
 

@@ -1,11 +1,16 @@
 /**
- * The fast path answers cached reads before Fastify routes them; it must answer exactly as the
- * Fastify path does. Two instances over real sockets, one with FAST_PATH=false, get the same
- * requests: status, every header (but the per-request ones) and body bytes must match, and the
- * fast instance must really have answered them itself.
+ * The differential test of the serving core's two writers: the fast path (raw `node:http`,
+ * before Fastify routes) and the Fastify routes both write `serve()`'s result, and must write it
+ * alike. Two instances over real sockets, one with FAST_PATH=false, get the same requests: status,
+ * every header (but the per-request ones) and body bytes must match, and the fast instance must
+ * really have answered them itself. Failures are compared too: a view that throws, one that
+ * rejects, load shedding and an answer written while closing.
  */
+import type { FastifyInstance } from 'fastify'
 import { request } from 'undici'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { HttpAnswer } from '../../src/http/answers.js'
+import type { PagesRequest, PagesService } from '../../src/http/pages-service.js'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
@@ -32,11 +37,43 @@ afterAll(async () => {
 /** Headers that differ per request or per connection by nature. */
 const PER_REQUEST = new Set(['date', 'x-request-id', 'age', 'keep-alive', 'connection'])
 
-async function send(which: 'fast' | 'slow', method: 'GET' | 'HEAD', path: string, headers: Record<string, string>) {
-  const response = await request(base[which] + path, { method, headers })
+async function sendTo(origin: string, method: string, path: string, headers: Record<string, string>, perRequest = PER_REQUEST) {
+  const response = await request(origin + path, { method: method as 'GET', headers })
   const body = Buffer.from(await response.body.arrayBuffer())
-  const kept = Object.entries(response.headers).filter(([name]) => !PER_REQUEST.has(name))
+  const kept = Object.entries(response.headers).filter(([name]) => !perRequest.has(name))
   return { status: response.statusCode, headers: kept, body: body.toString('latin1'), requestId: response.headers['x-request-id'] }
+}
+
+const send = (which: 'fast' | 'slow', method: string, path: string, headers: Record<string, string>) => sendTo(base[which], method, path, headers)
+
+/** Replaces the list view on both instances (the serving core reads the view at each request). */
+const restores: Array<() => void> = []
+function replaceList(make: (original: PagesService['list']) => PagesService['list']): void {
+  for (const h of [fast, slow]) {
+    const pages = h.app.shield.pages as { list: PagesService['list'] }
+    const original = pages.list
+    pages.list = make(original)
+    restores.push(() => { pages.list = original })
+  }
+}
+afterEach(() => {
+  for (const restore of restores.splice(0)) restore()
+})
+
+/** The fast and the Fastify writer answer alike, and the fast one answered it itself. */
+async function expectAlike(method: 'GET' | 'HEAD', path: string, headers: Record<string, string> = {}) {
+  const before = fast.app.shield.fastPathAnswered()
+  const fastAnswer = await send('fast', method, path, headers)
+  const slowAnswer = await send('slow', method, path, headers)
+  expect({ path, method, ...fastAnswer, requestId: undefined }).toEqual({ path, method, ...slowAnswer, requestId: undefined })
+  expect(fast.app.shield.fastPathAnswered() - before).toBe(1)
+  return fastAnswer
+}
+
+async function requestsCounted(app: FastifyInstance, labels: string): Promise<number> {
+  const text = (await app.inject({ method: 'GET', url: '/metrics' })).body
+  const line = text.split('\n').find((l) => l.startsWith(`cms_shield_http_requests_total{${labels}}`))
+  return line === undefined ? 0 : Number(line.split(' ').at(-1))
 }
 
 describe('the fast path', () => {
@@ -112,5 +149,108 @@ describe('the fast path', () => {
     expect(response.headers['x-request-id']).toBe('trace-123')
     const metrics = await fast.app.inject({ method: 'GET', url: '/metrics' })
     expect(metrics.body).toMatch(/cms_shield_http_requests_total\{route="list",method="GET",status="200",cache="snapshot"\} [1-9]/)
+  })
+
+  it('answers the rest of the API the same: redirects, 404s under the prefix, OPTIONS, 405s, encoded spellings', async () => {
+    const someId = fast.app.shield.sync.current!.pages[3]!.id
+    for (const path of [`/api/v1/cms/pages/${someId}`, '/api/v1/cms/pages/find?html_path=/', '/api/v1/cms/pages/abc/', '/api/v1/cms/pages/1/2/']) {
+      for (const method of ['GET', 'HEAD'] as const) await expectAlike(method, path)
+    }
+    // Fastify writes these on both instances; the fast instance's Fastify writer must still match.
+    const others: Array<[string, string]> = [
+      ['OPTIONS', '/api/v1/cms/pages/'], ['OPTIONS', '/api/v1/cms/pages/?format=xml'], ['POST', `/api/v1/cms/pages/${someId}/`],
+      ['DELETE', '/api/v1/cms/pages/find/'], ['PROPFIND', '/api/v1/cms/pages/'], ['GET', '/api/v1/cms/pages'],
+      ['GET', `/api/v1/cms/pages/%3${String(someId)[0]}${String(someId).slice(1)}/`], ['GET', '/api/v1/cms/%70ages/?limit=2'],
+      ['GET', '/api/v1/cms/pages/%zz/'], ['GET', '/elsewhere/'],
+    ]
+    for (const [method, path] of others) {
+      const a = await send('fast', method, path, {})
+      const b = await send('slow', method, path, {})
+      expect({ method, path, ...a, requestId: undefined }).toEqual({ method, path, ...b, requestId: undefined })
+    }
+    // A percent-encoded spelling goes to the Fastify writer of the same instance: same answer.
+    const plain = await send('fast', 'GET', `/api/v1/cms/pages/${someId}/`, {})
+    const encoded = await send('fast', 'GET', `/api/v1/cms/pages/%3${String(someId)[0]}${String(someId).slice(1)}/`, {})
+    expect({ ...encoded, requestId: undefined }).toEqual({ ...plain, requestId: undefined })
+  })
+
+  it('turns a view that throws into the same proxy failure on both writers, logged and counted', async () => {
+    replaceList(() => () => {
+      throw new Error('a bug in the view')
+    })
+    const before = await requestsCounted(fast.app, 'route="list",method="GET",status="500",cache="none"')
+    const answer = await expectAlike('GET', '/api/v1/cms/pages/?limit=4')
+    expect(answer.status).toBe(500)
+    expect(JSON.parse(answer.body)).toEqual({ message: 'internal error' })
+    expect(answer.requestId).toBeDefined()
+    expect(await requestsCounted(fast.app, 'route="list",method="GET",status="500",cache="none"')).toBe(before + 1)
+  })
+
+  it('turns a view that rejects into the same proxy failure on both writers, logged and counted', async () => {
+    replaceList(() => () => Promise.reject(new Error('a failing read-through')))
+    const before = await requestsCounted(fast.app, 'route="list",method="HEAD",status="500",cache="none"')
+    for (const method of ['GET', 'HEAD'] as const) {
+      const answer = await expectAlike(method, '/api/v1/cms/pages/?limit=5')
+      expect(answer.status).toBe(500)
+      expect(answer.headers).toContainEqual(['content-type', 'application/json'])
+    }
+    expect(await requestsCounted(fast.app, 'route="list",method="HEAD",status="500",cache="none"')).toBe(before + 1)
+  })
+
+  it('sheds load alike on both writers, and keeps the health routes up', async () => {
+    const pressured: Array<[FastifyInstance, FastifyInstance['isUnderPressure']]> = []
+    for (const h of [fast, slow]) {
+      pressured.push([h.app, h.app.isUnderPressure])
+      h.app.isUnderPressure = () => true
+    }
+    restores.push(() => {
+      for (const [app, original] of pressured) app.isUnderPressure = original
+    })
+    const someId = fast.app.shield.sync.current!.pages[5]!.id
+    for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`, '/api/v1/cms/pages/nothing/']) {
+      const answer = await expectAlike('GET', path)
+      expect(answer.status).toBe(503)
+      expect(answer.headers).toContainEqual(['retry-after', '1'])
+    }
+    expect((await send('fast', 'GET', '/healthz', {})).status).toBe(200)
+  })
+})
+
+describe('while closing', () => {
+  /** A list read that waits for `release` before answering, on its own instance. */
+  async function holdOneRead(h: Harness): Promise<{ answered: Promise<Awaited<ReturnType<typeof sendTo>>>; release: () => void; origin: string }> {
+    await h.app.listen({ port: 0, host: '127.0.0.1' })
+    const originUrl = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`
+    const pages = h.app.shield.pages as { list: PagesService['list'] }
+    const original = pages.list
+    let release!: () => void
+    let called!: () => void
+    const viewCalled = new Promise<void>((resolve) => (called = resolve))
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    pages.list = (input: PagesRequest): Promise<HttpAnswer> => {
+      called()
+      return gate.then(() => original(input))
+    }
+    const answered = sendTo(originUrl, 'GET', '/api/v1/cms/pages/?limit=3', {}, new Set(['date', 'x-request-id', 'keep-alive']))
+    await viewCalled
+    return { answered, release, origin: originUrl }
+  }
+
+  it('writes the answer in flight with Connection: close on both writers, alike', async () => {
+    const answers = []
+    for (const env of [{}, { FAST_PATH: 'false' }] as Array<Record<string, string>>) {
+      const h = await startShield({ sharedOrigin: origin, env })
+      const held = await holdOneRead(h)
+      const closed = h.app.close()
+      // preClose has run once close() has yielded; the held read is still in flight.
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      held.release()
+      answers.push({ ...(await held.answered), requestId: undefined })
+      await closed
+      expect(h.app.shield.fastPathAnswered()).toBe(env['FAST_PATH'] === undefined ? 1 : 0)
+    }
+    expect(answers[0]!.status).toBe(200)
+    expect(answers[0]!.headers).toContainEqual(['connection', 'close'])
+    expect(answers[0]).toEqual(answers[1])
   })
 })

@@ -1,0 +1,77 @@
+/**
+ * The cluster part, with Redis: the leader lease (who syncs), the channel (snapshots and refresh
+ * requests between instances) and the follower's loading of the shared snapshot.
+ * @module
+ */
+import { randomUUID } from 'node:crypto'
+import { hostname } from 'node:os'
+import type { FastifyBaseLogger } from 'fastify'
+import { createClusterChannel } from '../cluster/cluster-channel.js'
+import type { SharedTier } from '../cache/shared-tier.js'
+import type { Config } from '../config/load-config.js'
+import type { ShieldEvents } from '../observability/shield-events.js'
+import { loadSnapshot } from '../persist/snapshot-codec.js'
+import type { SnapshotPersistence } from '../persist/snapshot-persistence.js'
+import { createClusterCoordinator, followRole, type ClusterCoordinator } from '../cluster/cluster-coordinator.js'
+import { createLeaderLease } from '../cluster/leader-lease.js'
+import type { SyncService } from '../sync/sync-service.js'
+import type { Clock } from './clock.js'
+
+export interface ClusterOptions {
+  readonly config: Config
+  readonly shared: SharedTier
+  readonly sync: SyncService
+  readonly persistence: SnapshotPersistence | undefined
+  readonly logger: FastifyBaseLogger
+  readonly events: ShieldEvents
+  readonly clock: Clock
+}
+
+export function composeCluster(options: ClusterOptions): ClusterCoordinator {
+  const { config, shared, sync, logger, events } = options
+  const { now, timers } = options.clock
+  const lease = createLeaderLease({
+    redis: shared.client,
+    key: `${config.redisPrefix}leader`,
+    owner: `${hostname()}:${process.pid}:${randomUUID()}`,
+    leaseMs: config.leaderLeaseMs,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    now,
+    timers,
+    logger,
+    onRoleChange: (role) => {
+      followRole(sync, role, logger)
+      events.emit('role', { role })
+    },
+  })
+  const channel = createClusterChannel({
+    redis: shared.client,
+    subscriber: shared.subscriber,
+    prefix: config.redisPrefix,
+    commandTimeoutMs: config.redisCommandTimeoutMs,
+    logger,
+  })
+  const origin = { upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl }
+  return createClusterCoordinator({
+    sync,
+    lease,
+    channel,
+    loadShared: async () => {
+      const buf = await shared.snapshotTarget.read()
+      if (!buf) return undefined
+      const loaded = loadSnapshot(buf, origin)
+      if (!loaded.ok) {
+        logger.warn({ reason: loaded.reason }, 'cluster: the shared snapshot cannot be served')
+        return undefined
+      }
+      return loaded.snapshot
+    },
+    // A Redis that came back empty gets the leader's snapshot again (followers start from it).
+    storeShared: async (snapshot) => {
+      await options.persistence?.save(snapshot)
+    },
+    pollMs: Math.max(100, Math.floor(config.leaderLeaseMs / 3)),
+    timers,
+    logger,
+  })
+}

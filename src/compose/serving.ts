@@ -1,0 +1,81 @@
+/**
+ * The serving part: the pages views, the serving core (`http/serve.ts`) and its two writers, the
+ * fast path on the raw server and the Fastify routes, which share one after-answer step.
+ * @module
+ */
+import type { IncomingMessage } from 'node:http'
+import type { FastifyInstance } from 'fastify'
+import type { ReadThrough } from '../cache/read-through.js'
+import type { Config } from '../config/load-config.js'
+import { createAfterAnswer } from '../http/after-answer.js'
+import { clientAddressOf } from '../http/client-address.js'
+import { createFastPath, type FastPath } from '../http/fast-path.js'
+import { registerAnswerHooks, registerServeRoutes } from '../http/fastify-writer.js'
+import { registerLoadShedding } from '../http/load-shedding.js'
+import { createPagesService, type PagesService } from '../http/pages-service.js'
+import { createServe } from '../http/serve.js'
+import { requestIdFrom } from '../observability/request-id.js'
+import type { ShieldEvents } from '../observability/shield-events.js'
+import type { SyncService } from '../sync/sync-service.js'
+
+export interface ServingParts {
+  readonly pages: PagesService
+  /** The raw server's first try; undefined with FAST_PATH=false. */
+  readonly fastPath: FastPath | undefined
+  /** The hooks that follow every Fastify answer: registered last (see `registerAnswerHooks`). */
+  registerAnswerHooks(): void
+}
+
+export interface ServingOptions {
+  readonly config: Config
+  readonly sync: SyncService
+  readonly readThrough: ReadThrough
+  readonly events: ShieldEvents
+  readonly now: () => number
+}
+
+export async function composeServing(app: FastifyInstance, options: ServingOptions): Promise<ServingParts> {
+  const { config, sync } = options
+  const trusted = config.trustProxy
+  // Reads the sync's snapshot on every request: a swap is seen by the next one.
+  const pages = createPagesService({
+    snapshot: () => sync.current,
+    readThrough: options.readThrough,
+    baseUrl: config.baseUrl,
+    renderCacheMaxBytes: config.renderCacheMaxBytes,
+    cacheTags: config.cacheTagHeaders,
+    clientCache: {
+      maxAgeMs: config.clientMaxAgeMs,
+      staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
+      staleIfErrorMs: config.clientStaleIfErrorMs,
+    },
+    now: options.now,
+    logger: app.log,
+    cmsHealthy: () => sync.status.consecutiveFailures === 0,
+  })
+  let closing = false
+  const isClosing = () => closing
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
+  const serve = createServe<IncomingMessage>({
+    pages,
+    snapshot: () => sync.current,
+    // The plugin is registered below, before any request can arrive.
+    isUnderPressure: () => app.isUnderPressure(),
+    isClosing,
+    requestId: requestIdFrom,
+    clientOf: (req) => clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted),
+    onShed: () => app.log.debug({ reason: 'under pressure' }, 'load shed: 503'),
+    logger: app.log,
+  })
+  const afterAnswer = createAfterAnswer(app.log, options.events)
+  await registerLoadShedding(app, config, (reason) => app.log.debug({ reason }, 'load shed: 503'))
+  registerServeRoutes(app, serve)
+  return {
+    pages,
+    fastPath: config.fastPath ? createFastPath({ serve, isClosing, afterAnswer }) : undefined,
+    registerAnswerHooks: () => registerAnswerHooks(app, { afterAnswer, isClosing }),
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The sync part: the loop that keeps the snapshot, and what follows each run and each swap (the
+ * tree diff's log line, the events, storing and announcing what this instance synced).
+ * @module
+ */
+import type { FastifyBaseLogger } from 'fastify'
+import type { Config } from '../config/load-config.js'
+import type { ShieldEvents } from '../observability/shield-events.js'
+import type { SnapshotPersistence } from '../persist/snapshot-persistence.js'
+import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
+import { createSyncService, type SyncResult, type SyncService } from '../sync/sync-service.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
+import { PAGES_API_PATH } from '../upstream/wagtail-client.js'
+import type { Clock } from './clock.js'
+import type { UpstreamParts } from './upstream.js'
+
+export interface SyncOptions {
+  readonly config: Config
+  readonly upstream: Pick<UpstreamParts, 'get' | 'rewriteUrl'>
+  readonly persistence: SnapshotPersistence | undefined
+  /** The cluster is built from the sync, so it is read when a run ends, not now. */
+  readonly cluster: () => ClusterCoordinator | undefined
+  readonly logger: FastifyBaseLogger
+  readonly events: ShieldEvents
+  readonly clock: Clock
+}
+
+export function composeSync(options: SyncOptions): SyncService {
+  const { config, logger, events, persistence, cluster } = options
+  return createSyncService({
+    get: options.upstream.get,
+    pagesPath: PAGES_API_PATH,
+    rewriteUrl: options.upstream.rewriteUrl,
+    concurrency: config.syncConcurrency,
+    intervalMs: config.syncIntervalMs,
+    fullIntervalMs: config.fullSyncIntervalMs,
+    debounceMs: config.refreshDebounceMs,
+    retryMaxMs: config.syncRetryMaxMs,
+    logger,
+    ...options.clock,
+    onSyncEnd: (result) => {
+      if (result.ok && !result.changed) void cluster()?.confirm()
+      events.emit('sync', syncEvent(result))
+    },
+    onSnapshot: (snapshot, previous, source) => {
+      const change = diffSnapshots(previous, snapshot)
+      logTreeChange(logger, change, snapshot, source)
+      events.emit('snapshot', {
+        version: snapshot.version,
+        pages: snapshot.pages.length,
+        syncedAt: snapshot.syncedAt,
+        source,
+        changedPages: change.added.length + change.removed.length + new Set([...change.changed, ...change.moved]).size,
+      })
+      // Only what this instance synced is stored and announced; the others' is already in Redis.
+      if (source === 'sync' && persistence) {
+        void persistence.save(snapshot).then(() => cluster()?.announce(snapshot))
+      }
+    },
+  })
+}
+
+function syncEvent(result: SyncResult) {
+  return {
+    mode: result.mode,
+    result: !result.ok ? 'failed' as const : result.changed ? 'changed' as const : 'unchanged' as const,
+    durationMs: result.durationMs,
+    detailsFetched: result.ok ? result.detailsFetched : 0,
+    pages: result.ok ? result.pages : 0,
+    ...(result.ok ? {} : { code: result.code }),
+  }
+}
+
+/** Most purge keys one log line lists; the count is always there. */
+const LOGGED_PURGE_KEYS = 100
+
+/**
+ * One line per swapped-in snapshot: what changed, and the `Surrogate-Key`/`Cache-Tag` keys a CDN
+ * in front must purge (derived from the tree diff: Wagtail itself never purges lists or moves).
+ */
+function logTreeChange(logger: FastifyBaseLogger, change: TreeChange, snapshot: Snapshot, source: string): void {
+  logger.info(
+    {
+      source,
+      version: snapshot.version,
+      pages: snapshot.pages.length,
+      added: change.added.length,
+      removed: change.removed.length,
+      changed: change.changed.length,
+      moved: change.moved.length,
+      purgeKeyCount: change.purgeKeys.length,
+      purgeKeys: change.purgeKeys.slice(0, LOGGED_PURGE_KEYS),
+    },
+    'snapshot: swapped in',
+  )
+}

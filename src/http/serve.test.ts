@@ -1,0 +1,139 @@
+import { describe, expect, it } from 'vitest'
+import type { Snapshot } from '../tree/snapshot.js'
+import { INTERNAL_ERROR_ANSWER, jsonAnswer, NOT_FOUND_ANSWER, OPTIONS_ANSWER, OVERLOADED_ANSWER, type HttpAnswer } from './answers.js'
+import { routeApiPath } from './api-router.js'
+import type { PagesRequest, PagesService } from './pages-service.js'
+import { createServe, type Served, type ServeRequest } from './serve.js'
+import { wagtailErrors } from '../query/wagtail-messages.js'
+
+const SNAPSHOT = {} as Snapshot
+const LIST: HttpAnswer = { ...jsonAnswer(200, { items: [] }), headers: { 'content-type': 'application/json', etag: '"abc"' }, cache: 'snapshot' }
+
+function setup(overrides: Partial<PagesService> = {}, state = { pressure: false, closing: false }) {
+  const calls: Array<[string, PagesRequest]> = []
+  const errors: object[] = []
+  const pages: PagesService = {
+    list: (request) => (calls.push(['list', request]), LIST),
+    detail: (id, request) => (calls.push([`detail ${id}`, request]), jsonAnswer(200, { id: Number(id) })),
+    find: (request) => (calls.push(['find', request]), Promise.resolve({ ...jsonAnswer(200, {}), cache: 'miss' as const })),
+    notAcceptable: () => wagtailErrors.notAcceptable,
+    ...overrides,
+  }
+  let ids = 0
+  const serve = createServe<ServeRequest>({
+    pages,
+    snapshot: () => SNAPSHOT,
+    isUnderPressure: () => state.pressure,
+    isClosing: () => state.closing,
+    requestId: (header) => (typeof header === 'string' ? header : `generated-${++ids}`),
+    logger: { error: (details) => errors.push(details) },
+  })
+  return { serve, calls, errors, state }
+}
+
+const req = (method: string, url: string, headers: ServeRequest['headers'] = {}): ServeRequest => ({ method, url, headers })
+
+async function served(result: Served | Promise<Served> | undefined): Promise<Served> {
+  expect(result).toBeDefined()
+  return await result!
+}
+
+describe('routeApiPath', () => {
+  it('routes the API as Django does, on the decoded path', () => {
+    expect(routeApiPath('/api/v1/cms/pages/')).toEqual({ kind: 'list' })
+    expect(routeApiPath('/api/v1/cms/pages/find/')).toEqual({ kind: 'find' })
+    expect(routeApiPath('/api/v1/cms/pages/0042/')).toEqual({ kind: 'detail', id: '0042' })
+    expect(routeApiPath('/api/v1/cms/pages/%34%32/')).toEqual({ kind: 'detail', id: '42' })
+    expect(routeApiPath('/api/v1/cms/%70ages/')).toEqual({ kind: 'list' })
+    for (const path of ['/api/v1/cms/pages', '/api/v1/cms/pages/42', '/api/v1/cms/pages/find']) expect(routeApiPath(path)).toEqual({ kind: 'append-slash' })
+    for (const path of ['/api/v1/cms/pages/abc/', '/api/v1/cms/pages/4a/', '/api/v1/cms/pages/1/2/', '/api/v1/cms/pages//', '/api/v1/cms/pages/%zz/']) {
+      expect(routeApiPath(path)).toEqual({ kind: 'not-found' })
+    }
+    for (const path of ['/', '/api/v1/cms/pagesX/', '/api/v1/cms/', '/healthz']) expect(routeApiPath(path)).toBeUndefined()
+  })
+})
+
+describe('serve', () => {
+  it('leaves what is not the API to the caller', () => {
+    expect(setup().serve(req('GET', '/healthz'))).toBeUndefined()
+  })
+
+  it('dispatches as DRF does: GET/HEAD run the view, OPTIONS negotiates, others get 405', async () => {
+    const { serve, calls } = setup()
+    expect((await served(serve(req('HEAD', '/api/v1/cms/pages/0042/?fields=_')))).labels).toEqual({ route: 'detail', cache: 'none', status: 200 })
+    expect(calls[0]![0]).toBe('detail 0042')
+    expect(calls[0]![1].rawQuery).toBe('fields=_')
+    expect((await served(serve(req('OPTIONS', '/api/v1/cms/pages/')))).answer).toBe(OPTIONS_ANSWER)
+    expect((await served(serve(req('OPTIONS', '/api/v1/cms/pages/?format=xml')))).answer.status).toBe(404)
+    const post = await served(serve(req('POST', '/api/v1/cms/pages/find/')))
+    expect(post.answer.status).toBe(405)
+    expect(post.labels.route).toBe('find')
+    const redirect = await served(serve(req('GET', '/api/v1/cms/pages/42?a=1')))
+    expect(redirect.answer.headers['location']).toBe('/api/v1/cms/pages/42/?a=1')
+    expect(redirect.labels.route).toBe('other')
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/nope/')))).answer).toBe(NOT_FOUND_ANSWER)
+  })
+
+  it('labels the cache outcome from the answer itself, and its 304 alike', async () => {
+    const { serve } = setup()
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/')))).labels).toEqual({ route: 'list', cache: 'snapshot', status: 200 })
+    const conditional = await served(serve(req('GET', '/api/v1/cms/pages/', { 'if-none-match': '"abc"' })))
+    expect(conditional.answer.status).toBe(304)
+    expect(conditional.labels).toEqual({ route: 'list', cache: 'snapshot', status: 304 })
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/find/')))).labels).toEqual({ route: 'find', cache: 'miss', status: 200 })
+  })
+
+  it('remembers synchronous reads per URL and Accept: a hit calls no view and shares its labels', async () => {
+    const { serve, calls } = setup()
+    const first = await served(serve(req('GET', '/api/v1/cms/pages/?limit=1')))
+    const second = await served(serve(req('HEAD', '/api/v1/cms/pages/?limit=1')))
+    expect(calls).toHaveLength(1)
+    expect(second.answer).toBe(first.answer)
+    expect(second.labels).toBe(first.labels)
+    await served(serve(req('GET', '/api/v1/cms/pages/?limit=1', { accept: 'text/html' })))
+    expect(calls).toHaveLength(2)
+  })
+
+  it('gives the caller\'s request id, or makes one from X-Request-Id', async () => {
+    const { serve } = setup()
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/'), 'fastify-id'))).requestId).toBe('fastify-id')
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/', { 'x-request-id': 'edge-1' })))).requestId).toBe('edge-1')
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/')))).requestId).toBe('generated-1')
+  })
+
+  it('turns a view that throws or rejects into the proxy failure, and logs it with the request id', async () => {
+    const { serve, errors } = setup({
+      list: () => { throw new Error('bug') },
+      find: () => Promise.reject(new Error('rejected')),
+    })
+    const thrown = await served(serve(req('GET', '/api/v1/cms/pages/', { 'x-request-id': 'r1' })))
+    expect(thrown.answer).toBe(INTERNAL_ERROR_ANSWER)
+    expect(thrown.labels).toEqual({ route: 'list', cache: 'none', status: 500 })
+    const rejected = await served(serve(req('GET', '/api/v1/cms/pages/find/', { 'x-request-id': 'r2' })))
+    expect(rejected.answer).toBe(INTERNAL_ERROR_ANSWER)
+    expect(errors).toMatchObject([{ reqId: 'r1', url: '/api/v1/cms/pages/' }, { reqId: 'r2', url: '/api/v1/cms/pages/find/' }])
+  })
+
+  it('sheds every API request under pressure, remembered or not', async () => {
+    const { serve, state, calls } = setup()
+    await served(serve(req('GET', '/api/v1/cms/pages/')))
+    state.pressure = true
+    for (const url of ['/api/v1/cms/pages/', '/api/v1/cms/pages/7/', '/api/v1/cms/pages/x/']) {
+      const shed = await served(serve(req('GET', url)))
+      expect(shed.answer).toBe(OVERLOADED_ANSWER)
+      expect(shed.labels.status).toBe(503)
+    }
+    expect(calls).toHaveLength(1)
+  })
+
+  it('adds Connection: close while closing, on a twin built once per answer', async () => {
+    const { serve, state } = setup()
+    const open = await served(serve(req('GET', '/api/v1/cms/pages/')))
+    state.closing = true
+    const first = await served(serve(req('GET', '/api/v1/cms/pages/')))
+    const second = await served(serve(req('GET', '/api/v1/cms/pages/')))
+    expect(first.answer.headers).toEqual({ ...open.answer.headers, connection: 'close' })
+    expect(second.answer).toBe(first.answer)
+    expect(open.answer.headers['connection']).toBeUndefined()
+  })
+})
