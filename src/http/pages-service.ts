@@ -12,6 +12,7 @@ import { planFind } from '../query/plan-find.js'
 import { KNOWN_LISTING_PARAMETERS, planListing } from '../query/plan-listing.js'
 import { FILTER_FIELDS } from '../query/plan-steps.js'
 import type { ListQuery } from '../tree/page-selection.js'
+import type { DetailPlan, FindPlan, ListPlan } from '../query/plan-types.js'
 import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
 import { databaseSafeValue } from '../query/database-values.js'
 import { fieldFilterRefusal, searchRefusal } from '../query/forward-guard.js'
@@ -78,6 +79,19 @@ const GENERIC_PARAMETERS: ReadonlySet<string> = new Set([...KNOWN_LISTING_PARAME
 const PARSED_BY_THE_CMS: ReadonlySet<string> = new Set(['first_published_at'])
 
 const NOT_READY = proxyFailureAnswer(503, 'cms-shield has not loaded the page tree yet', 1)
+
+type ViewPlan = ListPlan | DetailPlan | FindPlan
+
+/** One view's own steps; `answer()` in createPagesService runs them in the order they share. */
+interface View<P extends ViewPlan> {
+  /** How its forwards are remembered, and how what the CMS answers is learnt from. */
+  readonly memo: 'list' | 'detail' | 'find'
+  readonly learner: 'listing' | 'detail' | 'find'
+  plan(pathId: string, params: QueryParams, snapshot: Snapshot, accept: string | undefined): P
+  /** The CMS-relative URL and the scope of a forward. */
+  forward(pathId: string, params: QueryParams, snapshot: Snapshot): { relative: string; scope: Scope }
+  index(plan: Extract<P, { kind: 'index' }>, snapshot: Snapshot): HttpAnswer
+}
 
 /** Forwarded requests whose plans are kept per snapshot; past it the memory starts over. */
 const MAX_PLANNED_FORWARDS = 10_000
@@ -307,21 +321,34 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   /** What the CMS said does not exist, under the current snapshot (`learnerOf`). */
   const knownAbsentOf = createKnownAbsentPerSnapshot(MAX_KNOWN_ABSENT)
 
-  return {
-    list(request) {
-      const snapshot = options.snapshot()
-      if (!snapshot) return NOT_READY
-      const memoKey = forwardKey('list', '', request)
-      const planned = forwards.get(snapshot, memoKey)
-      if (planned) return readThrough(snapshot, planned, request)
-      const params = paramsOf(request)
-      const plan = planListing(params, snapshot, request.accept, knownAbsentOf(snapshot))
-      if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') {
-        const scope = scopeOfParams(snapshot, (key) => params.get(key))
-        const learn = learnerOf('listing', memoKey, params, snapshot)
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, forwardedQuery(params), scope, params, learn)), request)
-      }
+  /**
+   * What the three views share, in this order: no snapshot yet is a 503; a query planned before to
+   * go to the CMS reads through at once; otherwise the view's planner decides Wagtail's error, a
+   * forward (remembered for this snapshot, then read through) or an answer from the index.
+   */
+  function answer<P extends ViewPlan>(view: View<P>, pathId: string, request: PagesRequest): HttpAnswer | Promise<HttpAnswer> {
+    const snapshot = options.snapshot()
+    if (!snapshot) return NOT_READY
+    const memoKey = forwardKey(view.memo, pathId, request)
+    const planned = forwards.get(snapshot, memoKey)
+    if (planned) return readThrough(snapshot, planned, request)
+    const params = paramsOf(request)
+    const plan = view.plan(pathId, params, snapshot, request.accept)
+    if (plan.kind === 'error') return errorAnswer(plan.error)
+    if (plan.kind === 'forward') {
+      const { relative, scope } = view.forward(pathId, params, snapshot)
+      const learn = learnerOf(view.learner, memoKey, params, snapshot)
+      return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, relative, scope, params, learn)), request)
+    }
+    return view.index(plan as Extract<P, { kind: 'index' }>, snapshot)
+  }
+
+  const listView: View<ListPlan> = {
+    memo: 'list',
+    learner: 'listing',
+    plan: (_pathId, params, snapshot, accept) => planListing(params, snapshot, accept, knownAbsentOf(snapshot)),
+    forward: (_pathId, params, snapshot) => ({ relative: forwardedQuery(params), scope: scopeOfParams(snapshot, (key) => params.get(key)) }),
+    index(plan, snapshot) {
       const scope = scopeOfSelection(snapshot, plan.query)
       const query = listQueryKey(plan.query)
       const digest = scopeDigest(snapshot, scope)
@@ -337,55 +364,53 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       }
       return indexAnswer(body, snapshot, scope)
     },
+  }
 
-    detail(pathId, request) {
-      const snapshot = options.snapshot()
-      if (!snapshot) return NOT_READY
-      const memoKey = forwardKey('detail', pathId, request)
-      const planned = forwards.get(snapshot, memoKey)
-      if (planned) return readThrough(snapshot, planned, request)
-      const params = paramsOf(request)
-      const plan = planDetail(pathId, params, snapshot, request.accept, knownAbsentOf(snapshot))
-      if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') {
-        // A detail depends on its page (and its parent, which its bytes embed); tree filters on
-        // a detail (`?child_of=`) make it depend on more.
-        const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
-        const id = Number(BigInt(pathId))
-        const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
-        const learn = learnerOf('detail', memoKey, params, snapshot)
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `${databaseSafeValue('id', String(BigInt(pathId)))}/${forwardedQuery(params)}`, scope, params, learn)), request)
-      }
+  const detailView: View<DetailPlan> = {
+    memo: 'detail',
+    learner: 'detail',
+    plan: (pathId, params, snapshot, accept) => planDetail(pathId, params, snapshot, accept, knownAbsentOf(snapshot)),
+    forward(pathId, params) {
+      // A detail depends on its page (and its parent, which its bytes embed); tree filters on
+      // a detail (`?child_of=`) make it depend on more.
+      const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
+      const id = Number(BigInt(pathId))
+      const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
+      return { relative: `${databaseSafeValue('id', String(BigInt(pathId)))}/${forwardedQuery(params)}`, scope }
+    },
+    index(plan, snapshot) {
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
       return indexAnswer(page.detail, snapshot, { kind: 'page', id: page.id })
     },
+  }
 
-    find(request) {
-      const snapshot = options.snapshot()
-      if (!snapshot) return NOT_READY
-      const memoKey = forwardKey('find', '', request)
-      const planned = forwards.get(snapshot, memoKey)
-      if (planned) return readThrough(snapshot, planned, request)
-      const params = paramsOf(request)
-      const plan = planFind(params, snapshot, request.accept, knownAbsentOf(snapshot))
-      if (plan.kind === 'error') return errorAnswer(plan.error)
-      if (plan.kind === 'forward') {
-        // `format=api` was negotiated here; sent on, the CMS would pick its HTML renderer and
-        // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
-        // repeats the query in its Location.
-        const query = djangoUrlencode(
-          params.lists()
-            .filter(([key]) => key !== 'format' || params.get('format') !== 'api')
-            .map(([key, values]) => [key, values.map((value) => databaseSafeValue(key, value))]),
-        )
-        const learn = learnerOf('find', memoKey, params, snapshot)
-        return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, `find/${query === '' ? '' : `?${query}`}`, treeScope, params, learn)), request)
-      }
+  const findView: View<FindPlan> = {
+    memo: 'find',
+    learner: 'find',
+    plan: (_pathId, params, snapshot, accept) => planFind(params, snapshot, accept, knownAbsentOf(snapshot)),
+    forward(_pathId, params) {
+      // `format=api` was negotiated here; sent on, the CMS would pick its HTML renderer and
+      // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
+      // repeats the query in its Location.
+      const query = djangoUrlencode(
+        params.lists()
+          .filter(([key]) => key !== 'format' || params.get('format') !== 'api')
+          .map(([key, values]) => [key, values.map((value) => databaseSafeValue(key, value))]),
+      )
+      return { relative: `find/${query === '' ? '' : `?${query}`}`, scope: treeScope }
+    },
+    index(plan, snapshot) {
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''
       return redirectAnswer(`${base}${PAGES_PATH}${plan.id}/${query}`)
     },
+  }
+
+  return {
+    list: (request) => answer(listView, '', request),
+    detail: (pathId, request) => answer(detailView, pathId, request),
+    find: (request) => answer(findView, '', request),
 
     notAcceptable() {
       const snapshot = options.snapshot()
