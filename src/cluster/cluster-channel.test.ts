@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { sharedRedisUrl, startRedis, type RedisServer } from '../../test/helpers/redis-server.js'
+import { ownRedisServer, sharedRedisUrl } from '../../test/helpers/redis-server.js'
 import {
   createClusterChannel,
   MAX_REFRESH_IDS,
@@ -263,18 +263,10 @@ describe('cluster channel on a shared Redis', () => {
 })
 
 describe('cluster channel when Redis is down', () => {
-  let server: RedisServer
-  beforeAll(async () => {
-    server = await startRedis()
-  })
-  afterEach(() => {
-    server.resume()
-  })
-  afterAll(async () => {
-    await server.stop()
-  })
+  const ownServer = ownRedisServer()
 
   it('answers false / -1 / undefined within the command timeout when Redis is killed, and works again after a restart', async () => {
+    const server = ownServer()
     const prefix = `test:${randomUUID()}:`
     const [a, b] = [await instance(server.url, prefix), await instance(server.url, prefix)]
     await server.kill()
@@ -300,6 +292,7 @@ describe('cluster channel when Redis is down', () => {
   })
 
   it('gives up within the command timeout when Redis hangs', async () => {
+    const server = ownServer()
     const prefix = `test:${randomUUID()}:`
     const a = await instance(server.url, prefix)
     server.pause()
@@ -314,6 +307,7 @@ describe('cluster channel when Redis is down', () => {
   })
 
   it('subscribes once Redis comes up when it was down at creation', async () => {
+    const server = ownServer()
     const prefix = `test:${randomUUID()}:`
     const sender = await instance(server.url, prefix)
     await server.kill()

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
-import { sharedRedisUrl, startRedis, type RedisServer } from '../../test/helpers/redis-server.js'
+import { ownRedisServer, sharedRedisUrl } from '../../test/helpers/redis-server.js'
 import { RedisCommandTimeoutError } from '../cache/stores/bounded-command.js'
 import { createLeaderLease, type LeaderLease, type LeaderLeaseOptions, type LeaseRedis, type LeaseRole } from './leader-lease.js'
 import type { Timers } from '../timers.js'
@@ -181,18 +181,10 @@ describe('leader lease on a real Redis', () => {
   })
 
   describe('when Redis becomes unreachable', () => {
-    let server: RedisServer
-    beforeAll(async () => {
-      server = await startRedis()
-    })
-    afterEach(() => {
-      server.resume()
-    })
-    afterAll(async () => {
-      await server.stop()
-    })
+    const ownServer = ownRedisServer()
 
     it('turns a follower standalone at once and a leader standalone once its lease has run out; back to one leader after a restart', async () => {
+      const server = ownServer()
       const leaseMs = 1500
       const { leases: group, made } = await instances(2, leaseMs, server.url)
       const [first, second] = group as [LeaderLease, LeaderLease]
@@ -217,6 +209,7 @@ describe('leader lease on a real Redis', () => {
     })
 
     it('turns standalone when Redis hangs, each tick bounded by the command timeout', async () => {
+      const server = ownServer()
       const { leases: group } = await instances(2, 30_000, server.url)
       const [first, second] = group as [LeaderLease, LeaderLease]
       expect(await first.checkNow()).toBe('leader')

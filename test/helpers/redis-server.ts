@@ -9,6 +9,7 @@ import { once } from 'node:events'
 import { createConnection, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, afterEach, beforeAll } from 'vitest'
 import { freePort } from './free-port.js'
 
 export interface RedisServer {
@@ -163,5 +164,27 @@ function registerCleanup(): void {
       if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
     }
     process.once(signal, onSignal)
+  }
+}
+
+/**
+ * A Redis server of the calling suite's own, to kill, pause and restart without disturbing other
+ * suites: started before the suite, resumed after each test (one may leave it paused), stopped
+ * after the suite. Call it inside `describe`; read the server through the returned function.
+ */
+export function ownRedisServer(): () => RedisServer {
+  let server: RedisServer | undefined
+  beforeAll(async () => {
+    server = await startRedis()
+  })
+  afterEach(() => {
+    server?.resume()
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  return () => {
+    if (server === undefined) throw new Error('ownRedisServer: read before the suite started')
+    return server
   }
 }
