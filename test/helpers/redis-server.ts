@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { freePort } from './free-port.js'
+import { killOnExit } from './kill-on-exit.js'
 
 export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
@@ -33,11 +34,7 @@ export interface RedisServer {
 const STARTUP_DEADLINE_MS = 5000
 const SHARED_URL = 'redis://127.0.0.1:6379'
 
-const children = new Set<ChildProcess>()
-let cleanupRegistered = false
-
 export async function startRedis(): Promise<RedisServer> {
-  registerCleanup()
   let port = await freePort()
   let child: ChildProcess
   // The free port can be taken between finding it and Redis binding it; try another then.
@@ -114,7 +111,7 @@ async function launch(port: number): Promise<ChildProcess> {
   // No persistence: nothing is written to disk and a restarted server starts empty.
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()]
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  children.add(child)
+  killOnExit(child)
   let output = ''
   const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-4000))
   // A forgotten server must not keep the test process alive; the exit hook kills it.
@@ -131,7 +128,6 @@ async function launch(port: number): Promise<ChildProcess> {
         : error
   })
   child.on('exit', () => {
-    children.delete(child)
     failure ??= new Error(`redis-server on port ${port} exited during startup:\n${output}`)
   })
   const deadline = performance.now() + STARTUP_DEADLINE_MS
@@ -144,28 +140,6 @@ async function launch(port: number): Promise<ChildProcess> {
   throw new Error(`redis-server on port ${port} did not answer PING within ${STARTUP_DEADLINE_MS} ms:\n${output}`)
 }
 
-
-/**
- * SIGKILL every server at exit, whatever the tests did: an orphaned redis-server would hold its
- * port and memory after the run. On SIGINT/SIGTERM the default handling is restored afterwards
- * unless someone else (the test runner) handles the signal.
- */
-function registerCleanup(): void {
-  if (cleanupRegistered) return
-  cleanupRegistered = true
-  const killAll = () => {
-    for (const child of children) child.kill('SIGKILL')
-    children.clear()
-  }
-  process.on('exit', killAll)
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    const onSignal = () => {
-      killAll()
-      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal)
-    }
-    process.once(signal, onSignal)
-  }
-}
 
 /**
  * A Redis server of the calling suite's own, to kill, pause and restart without disturbing other

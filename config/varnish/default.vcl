@@ -1,0 +1,118 @@
+# Varnish in front of cms-shield: caches the pages API for as long as cms-shield's `s-maxage` says
+# (CDN_MAX_AGE, 1 h by default) and drops exactly what an edit changed when cms-shield purges it by
+# surrogate key. Needs Varnish 7.x with the xkey vmod (Debian/Ubuntu: `varnish-modules`; the
+# official `varnish` images on Docker Hub ship it).
+#
+# The purge cms-shield sends (README, "Behind a CDN or Varnish"):
+#
+#   PURGE / HTTP/1.1
+#   xkey-purge: cms-page-42 cms-children-7          (or xkey-softpurge: …)
+#
+# Every answer cms-shield gives carries `Surrogate-Key: cms-pages cms-page-42 cms-section-3 …`
+# naming what it was read from; the keys of one edit name every answer whose bytes it changed.
+#
+# Everything not written below is Varnish's builtin VCL (`varnishd -x builtin`), which runs after
+# each subroutine here that does not return: it already does the right thing for cms-shield's
+# answers, as the comments at each step say.
+
+vcl 4.1;
+
+import xkey;
+
+# The one cms-shield (or the load balancer in front of several) Varnish asks. The tests rewrite
+# only the host and port of this block, so keep it the only backend here. With several cms-shield
+# replicas and no load balancer, any of them will do: they all serve the same snapshot, and purges
+# wait until every replica serves the new one.
+backend default {
+    .host = "shield-1";
+    .port = "8080";
+}
+
+# Who may purge: cms-shield instances run next to Varnish, so loopback and the private ranges
+# (which include container networks). Anyone else could empty the cache at will.
+acl purgers {
+    "127.0.0.1";
+    "::1";
+    "10.0.0.0"/8;
+    "172.16.0.0"/12;
+    "192.168.0.0"/16;
+    "fc00::"/7;
+}
+
+sub vcl_recv {
+    if (req.method == "PURGE") {
+        # PURGE is not a method the builtin VCL knows (it would pipe it to cms-shield), so it ends
+        # here, answered by Varnish itself.
+        if (client.ip !~ purgers) {
+            return (synth(403, "Forbidden"));
+        }
+        if (req.http.xkey-purge) {
+            # Hard purge: the objects are gone, the next request waits for cms-shield's answer.
+            set req.http.x-purged = xkey.purge(req.http.xkey-purge);
+        } elsif (req.http.xkey-softpurge) {
+            # Soft purge (CDN_SOFT_PURGE): the objects expire but stay for their grace
+            # (cms-shield's stale-while-revalidate), so the next request gets the old answer at
+            # once while Varnish fetches the new one in the background.
+            set req.http.x-purged = xkey.softpurge(req.http.xkey-softpurge);
+        } else {
+            # A PURGE of a URL (Wagtail's frontend cache) is meant for cms-shield itself, which
+            # works out what changed; Varnish only takes purges by key.
+            return (synth(400, "PURGE needs an xkey-purge or xkey-softpurge header"));
+        }
+        return (synth(200, "Purged"));
+    }
+    if (req.url ~ "^/api/" && (req.method == "GET" || req.method == "HEAD")) {
+        # cms-shield's answers never depend on cookies, but a browser calling the API from the
+        # site's own domain sends the site's cookies, and the builtin VCL passes every request
+        # with a Cookie. Without it those requests are cached like everyone else's.
+        unset req.http.Cookie;
+    }
+    # Otherwise builtin: GET and HEAD are looked up (keyed by URL and Host, split further by the
+    # `Vary: Accept` cms-shield sends, as Wagtail does); OPTIONS, POST (the refresh webhook) and
+    # requests with Authorization go straight to cms-shield.
+}
+
+sub vcl_backend_response {
+    # xkey indexes an object by the space-separated keys in its `xkey` header; cms-shield names
+    # them `Surrogate-Key`, the header Fastly reads, in the same form.
+    if (beresp.http.Surrogate-Key) {
+        set beresp.http.xkey = beresp.http.Surrogate-Key;
+    }
+    # Otherwise builtin: the TTL comes from `Cache-Control`, where `s-maxage` (CDN_MAX_AGE) wins
+    # over the browsers' `max-age` (CLIENT_MAX_AGE), and the grace from `stale-while-revalidate`;
+    # an `Age` from cms-shield's read-through cache is subtracted. Answers with `Set-Cookie`,
+    # `private`, `no-store` or `Vary: *` are not cached (cms-shield sends none of them). A 304 to
+    # Varnish's own revalidation (`If-None-Match` with the cached ETag) refreshes the stored
+    # object. Errors (5xx) are not cached; a 404 is, with its own Cache-Control, and carries the
+    # page's key, so creating the page purges it.
+}
+
+sub vcl_deliver {
+    # Whether Varnish answered from its cache: read by the tests and handy with curl. A request
+    # that joined another's fetch or a soft-purged object served in grace also counts as a hit.
+    if (obj.hits > 0) {
+        set resp.http.X-Cache = "HIT";
+    } else {
+        set resp.http.X-Cache = "MISS";
+    }
+    # The index xkey keeps is no business of the client; `Surrogate-Key` stays for a CDN further out.
+    unset resp.http.xkey;
+    # Otherwise builtin: Varnish answers a client's conditional GET (If-None-Match with the
+    # cached ETag) with a 304 itself.
+}
+
+sub vcl_synth {
+    if (req.method == "PURGE") {
+        # A small plain answer for the purger's log instead of the builtin HTML error page.
+        set resp.http.Content-Type = "text/plain; charset=utf-8";
+        if (resp.status == 200) {
+            set resp.http.X-Purged = req.http.x-purged;
+            set resp.body = "purged " + req.http.x-purged + {"
+"};
+        } else {
+            set resp.body = resp.reason + {"
+"};
+        }
+        return (deliver);
+    }
+}

@@ -1,0 +1,177 @@
+/**
+ * A real Varnish for tests: `startVarnish()` runs `varnishd` in the foreground on a free port of
+ * 127.0.0.1 with the shipped `config/varnish/default.vcl`, its backend block pointed at the test's
+ * cms-shield, in a work directory of its own (so a system Varnish on 6081, if the package started
+ * one, is never involved). Every instance is stopped when the process exits, whatever the tests did.
+ *
+ * `varnishMissing()` says why a suite cannot run here: a developer without Varnish sees the suite
+ * skipped with that reason, CI (`CI=true`) gets the failure instead.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { delimiter, join } from 'node:path'
+import { Socket } from 'node:net'
+import { fileURLToPath } from 'node:url'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { request } from 'undici'
+import { freePort } from './free-port.js'
+import { killOnExit } from './kill-on-exit.js'
+
+export const SHIPPED_VCL = fileURLToPath(new URL('../../config/varnish/default.vcl', import.meta.url))
+
+const STARTUP_DEADLINE_MS = 10_000
+
+export interface VarnishServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly url: string
+  readonly port: number
+  /** The `-n` work directory; `varnishstat -n` reads it. */
+  readonly workDir: string
+  /** Counters from `varnishstat -1 -j`, by name (`MAIN.cache_hit`, …). */
+  counters(): Record<string, number>
+  /** SIGTERM, SIGKILL after 3 s, then removes the work directory. */
+  stop(): Promise<void>
+}
+
+export interface VarnishOptions {
+  /** Where the backend block points: the cms-shield under test. */
+  readonly backend: { readonly host: string; readonly port: number }
+  /** Changes to the shipped VCL for a variant (applied after the backend rewrite). */
+  readonly editVcl?: (vcl: string) => string
+}
+
+/** The binary to run: `VARNISHD_BIN`, else `varnishd` on PATH or in /usr/sbin (not on a user's PATH). */
+export function varnishdPath(): string | undefined {
+  if (process.env.VARNISHD_BIN) return process.env.VARNISHD_BIN
+  const dirs = [...(process.env.PATH ?? '').split(delimiter), '/usr/sbin', '/usr/local/sbin']
+  return dirs.map((dir) => join(dir, 'varnishd')).find((path) => path !== 'varnishd' && existsSync(path))
+}
+
+/**
+ * Why Varnish suites cannot run on this machine, or undefined when they can. In CI a missing
+ * Varnish is an error of the machine's setup (`.ci/run` installs it), never a reason to skip.
+ */
+export function varnishMissing(): string | undefined {
+  if (varnishdPath() !== undefined || process.env.CI === 'true') return undefined
+  return 'varnishd not found: install it (`apt-get install -y varnish varnish-modules`) or set VARNISHD_BIN to run the Varnish suites'
+}
+
+/**
+ * The VCL with its only backend block's `.host` and `.port` replaced; throws when the file does
+ * not have exactly one backend block with both, so a reshaped VCL fails loudly instead of testing
+ * something else.
+ */
+export function withBackend(vcl: string, host: string, port: number): string {
+  const blocks = [...vcl.matchAll(/^\s*backend\s+\w+\s*\{[^}]*\}/gm)]
+  if (blocks.length !== 1) throw new Error(`expected one backend block in the VCL, found ${blocks.length}`)
+  const block = blocks[0]![0]
+  const host_ = /\.host\s*=\s*"[^"]*"\s*;/
+  const port_ = /\.port\s*=\s*"[^"]*"\s*;/
+  if (!host_.test(block) || !port_.test(block)) throw new Error('the VCL backend block needs a .host and a .port')
+  const rewritten = block.replace(host_, `.host = "${host}";`).replace(port_, `.port = "${port}";`)
+  return vcl.replace(block, rewritten)
+}
+
+export async function startVarnish(options: VarnishOptions): Promise<VarnishServer> {
+  const binary = varnishdPath()
+  if (binary === undefined) {
+    throw new Error('cannot start Varnish for the tests: no varnishd on PATH or in /usr/sbin; install it with `apt-get install -y varnish varnish-modules` (or set VARNISHD_BIN)')
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'cms-shield-varnish-'))
+  // Started as root, varnishd drops to its own users, which must read the VCL in here.
+  chmodSync(dir, 0o755)
+  const vclPath = join(dir, 'default.vcl')
+  const vcl = withBackend(readFileSync(SHIPPED_VCL, 'utf8'), options.backend.host, options.backend.port)
+  writeFileSync(vclPath, options.editVcl ? options.editVcl(vcl) : vcl)
+  const workDir = join(dir, 'work')
+  let lastError: unknown
+  // The free port can be taken between finding it and Varnish binding it; try another then.
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const port = await freePort()
+    try {
+      const child = await launch(binary, { vclPath, workDir, port })
+      return server(child, port, dir, workDir)
+    } catch (error) {
+      lastError = error
+      if (!/address already in use/i.test(String(error))) break
+    }
+  }
+  rmSync(dir, { recursive: true, force: true })
+  throw lastError
+}
+
+async function launch(binary: string, at: { vclPath: string; workDir: string; port: number }): Promise<ChildProcess> {
+  const args = [
+    '-F', // foreground: the manager is our child, and its cache process exits with it
+    '-n', at.workDir,
+    '-f', at.vclPath,
+    '-a', `127.0.0.1:${at.port}`,
+    '-T', 'none', // no management port: nothing to collide with, varnishstat reads the work directory
+    '-s', 'malloc,64m',
+    '-p', 'auto_restart=off', // a crashed cache process fails the test instead of starting empty
+    '-p', 'thread_pools=1',
+    '-p', 'thread_pool_min=10',
+  ]
+  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
+  killOnExit(child)
+  let output = ''
+  const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-6000))
+  // A forgotten Varnish must not keep the test process alive; the exit hook kills it.
+  child.unref()
+  for (const stream of [child.stdout, child.stderr]) {
+    stream?.on('data', keep)
+    if (stream instanceof Socket) stream.unref()
+  }
+  let failure: Error | undefined
+  child.on('error', (error) => void (failure = error))
+  child.on('exit', () => {
+    failure ??= new Error(`varnishd exited during startup:\n${output}`)
+  })
+  const deadline = performance.now() + STARTUP_DEADLINE_MS
+  while (performance.now() < deadline) {
+    if (failure) throw failure
+    if (await answers(at.port)) return child
+    await sleep(25)
+  }
+  child.kill('SIGKILL')
+  throw new Error(`varnishd on port ${at.port} did not answer within ${STARTUP_DEADLINE_MS} ms:\n${output}`)
+}
+
+/** Any HTTP answer from the port: a PURGE without keys, which the shipped VCL answers itself. */
+async function answers(port: number): Promise<boolean> {
+  try {
+    const response = await request(`http://127.0.0.1:${port}/`, { method: 'PURGE', headersTimeout: 500 })
+    await response.body.dump()
+    return true
+  } catch {
+    return false
+  }
+}
+
+function server(child: ChildProcess, port: number, dir: string, workDir: string): VarnishServer {
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    workDir,
+    counters() {
+      const result = spawnSync('varnishstat', ['-n', workDir, '-1', '-j'], { encoding: 'utf8' })
+      if (result.status !== 0) throw new Error(`varnishstat failed: ${result.stderr || String(result.error)}`)
+      const parsed = JSON.parse(result.stdout) as { counters?: Record<string, { value: number }> }
+      // Varnish 6.5+ nests the counters; older versions put them at the top level.
+      const counters = parsed.counters ?? (parsed as Record<string, { value: number }>)
+      return Object.fromEntries(Object.entries(counters).filter(([, c]) => typeof c?.value === 'number').map(([name, c]) => [name, c.value]))
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit')
+        child.kill('SIGTERM')
+        const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
+        await exited.finally(() => clearTimeout(timer))
+      }
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
