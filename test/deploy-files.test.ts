@@ -25,6 +25,7 @@ import { loadConfig } from '../src/config/load-config.js'
 import { parseDuration } from '../src/config/duration.js'
 import { variables } from '../src/config/schema.js'
 import { generateSite, startFakeWagtail } from './fake-wagtail/index.js'
+import { backendOf } from './helpers/varnish-server.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
@@ -522,8 +523,8 @@ describe('compose.yaml', () => {
   const environment = (name: string) => mapping(block(service(name), 'environment'))
   const ports = (name: string) => sequence(block(service(name), 'ports')).map((port) => port.split(':').map(Number))
 
-  it('has redis, the demo CMS and two cms-shield replicas', () => {
-    expect([...mapping(services).keys()]).toEqual(['redis', 'cms', ...SHIELDS])
+  it('has redis, the demo CMS, two cms-shield replicas and Varnish', () => {
+    expect([...mapping(services).keys()]).toEqual(['redis', 'cms', ...SHIELDS, 'varnish'])
     expect(mapping(service('redis')).get('image')).toBe('redis:7-alpine')
     expect(block(service('redis'), 'healthcheck').map((line) => line.value).join(' ')).toContain('"redis-cli", "ping"')
   })
@@ -559,6 +560,21 @@ describe('compose.yaml', () => {
   it('gives the replicas one public BASE_URL and different host ports, as behind one load balancer', () => {
     expect(new Set(SHIELDS.map((name) => environment(name).get('BASE_URL'))).size).toBe(1)
     expect(new Set(SHIELDS.map((name) => ports(name)[0]?.[0])).size).toBe(SHIELDS.length)
+  })
+
+  it('puts Varnish with the shipped VCL at BASE_URL, in front of a replica, and has every replica purge it', () => {
+    expect(mapping(service('varnish')).get('image')).toMatch(/^varnish:7\.\d+$/)
+    const [source, target, mode] = sequence(block(service('varnish'), 'volumes'))[0]?.split(':') ?? []
+    expect([posix.normalize(source ?? ''), target, mode]).toEqual(['config/varnish/default.vcl', '/etc/varnish/default.vcl', 'ro'])
+    const backend = backendOf(read('config/varnish/default.vcl'))
+    expect(SHIELDS).toContain(backend.host)
+    expect(backend.port).toBe(ports(backend.host)[0]?.[1])
+    expect(mapping(block(block(service('varnish'), 'depends_on'), backend.host)).get('condition')).toBe('service_healthy')
+    const [published, listening] = ports('varnish')[0] ?? []
+    for (const name of SHIELDS) {
+      expect(environment(name).get('CDN_PURGE_VARNISH'), name).toBe(`http://varnish:${listening}`)
+      expect(new URL(environment(name).get('BASE_URL') ?? '').port, name).toBe(String(published))
+    }
   })
 
   it('starts each replica after Redis is healthy and lets it finish shutting down before a SIGKILL', () => {

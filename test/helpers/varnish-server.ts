@@ -58,20 +58,31 @@ export function varnishMissing(): string | undefined {
   return 'varnishd not found: install it (`apt-get install -y varnish varnish-modules`) or set VARNISHD_BIN to run the Varnish suites'
 }
 
+const HOST = /\.host\s*=\s*"([^"]*)"\s*;/
+const PORT = /\.port\s*=\s*"([^"]*)"\s*;/
+
 /**
- * The VCL with its only backend block's `.host` and `.port` replaced; throws when the file does
- * not have exactly one backend block with both, so a reshaped VCL fails loudly instead of testing
- * something else.
+ * The VCL's only backend block; throws when it does not have exactly one, with a `.host` and a
+ * `.port`, so a reshaped VCL fails loudly instead of testing something else.
  */
-export function withBackend(vcl: string, host: string, port: number): string {
+function backendBlock(vcl: string): string {
   const blocks = [...vcl.matchAll(/^\s*backend\s+\w+\s*\{[^}]*\}/gm)]
   if (blocks.length !== 1) throw new Error(`expected one backend block in the VCL, found ${blocks.length}`)
   const block = blocks[0]![0]
-  const host_ = /\.host\s*=\s*"[^"]*"\s*;/
-  const port_ = /\.port\s*=\s*"[^"]*"\s*;/
-  if (!host_.test(block) || !port_.test(block)) throw new Error('the VCL backend block needs a .host and a .port')
-  const rewritten = block.replace(host_, `.host = "${host}";`).replace(port_, `.port = "${port}";`)
-  return vcl.replace(block, rewritten)
+  if (!HOST.test(block) || !PORT.test(block)) throw new Error('the VCL backend block needs a .host and a .port')
+  return block
+}
+
+/** Where the VCL's backend block points. */
+export function backendOf(vcl: string): { host: string; port: number } {
+  const block = backendBlock(vcl)
+  return { host: HOST.exec(block)![1]!, port: Number(PORT.exec(block)![1]) }
+}
+
+/** The VCL with its backend block's `.host` and `.port` replaced, and nothing else. */
+export function withBackend(vcl: string, host: string, port: number): string {
+  const block = backendBlock(vcl)
+  return vcl.replace(block, block.replace(HOST, `.host = "${host}";`).replace(PORT, `.port = "${port}";`))
 }
 
 export async function startVarnish(options: VarnishOptions): Promise<VarnishServer> {
