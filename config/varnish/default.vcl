@@ -78,13 +78,20 @@ sub vcl_backend_response {
     if (beresp.http.Surrogate-Key) {
         set beresp.http.xkey = beresp.http.Surrogate-Key;
     }
+    if (!beresp.http.Cache-Control && !beresp.http.Expires) {
+        # cms-shield says how long every answer it may purge can be kept; what it sends without
+        # `Cache-Control` (a 404 for a page that does not exist yet, find/'s redirect, errors)
+        # carries no key either, so no purge could reach it. The builtin VCL would keep such an
+        # answer for default_ttl (2 min): a page created in that time would stay a 404 here.
+        # Remembered as uncacheable instead, so those requests go straight to cms-shield.
+        call vcl_beresp_hitmiss;
+    }
     # Otherwise builtin: the TTL comes from `Cache-Control`, where `s-maxage` (CDN_MAX_AGE) wins
     # over the browsers' `max-age` (CLIENT_MAX_AGE), and the grace from `stale-while-revalidate`;
     # an `Age` from cms-shield's read-through cache is subtracted. Answers with `Set-Cookie`,
     # `private`, `no-store` or `Vary: *` are not cached (cms-shield sends none of them). A 304 to
     # Varnish's own revalidation (`If-None-Match` with the cached ETag) refreshes the stored
-    # object. Errors (5xx) are not cached; a 404 is, with its own Cache-Control, and carries the
-    # page's key, so creating the page purges it.
+    # object. Server errors are never cached.
 }
 
 sub vcl_deliver {

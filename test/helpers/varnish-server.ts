@@ -40,6 +40,8 @@ export interface VarnishOptions {
   readonly backend: { readonly host: string; readonly port: number }
   /** Changes to the shipped VCL for a variant (applied after the backend rewrite). */
   readonly editVcl?: (vcl: string) => string
+  /** Port to listen on, when cms-shield must know it first (CDN_PURGE_VARNISH); default: a free one. */
+  readonly port?: number
 }
 
 /** The binary to run: `VARNISHD_BIN`, else `varnishd` on PATH or in /usr/sbin (not on a user's PATH). */
@@ -99,8 +101,8 @@ export async function startVarnish(options: VarnishOptions): Promise<VarnishServ
   const workDir = join(dir, 'work')
   let lastError: unknown
   // The free port can be taken between finding it and Varnish binding it; try another then.
-  for (let attempt = 1; attempt <= 3; attempt++) {
-    const port = await freePort()
+  for (let attempt = 1; attempt <= (options.port === undefined ? 3 : 1); attempt++) {
+    const port = options.port ?? (await freePort())
     try {
       const child = await launch(binary, { vclPath, workDir, port })
       return server(child, port, dir, workDir)
