@@ -29,7 +29,10 @@ export interface VarnishServer {
   readonly port: number
   /** The `-n` work directory; `varnishstat -n` reads it. */
   readonly workDir: string
-  /** Counters from `varnishstat -1 -j`, by name (`MAIN.cache_hit`, …). */
+  /**
+   * Counters from `varnishstat -1 -j`, by name (`MAIN.cache_hit`, …). A worker adds its request to
+   * them when it has sent the answer, so a client may read them a moment before that.
+   */
   counters(): Record<string, number>
   /** SIGTERM, SIGKILL after 3 s, then removes the work directory. */
   stop(): Promise<void>
@@ -126,6 +129,10 @@ async function launch(binary: string, at: { vclPath: string; workDir: string; po
     '-p', 'auto_restart=off', // a crashed cache process fails the test instead of starting empty
     '-p', 'thread_pools=1',
     '-p', 'thread_pool_min=10',
+    // A worker serving a kept-alive connection adds to the counters after every request, not
+    // every tenth: tests read them right after their requests.
+    '-p', 'thread_stats_rate=1',
+    '-p', 'feature=+busy_stats_rate',
   ]
   const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
   killOnExit(child)

@@ -1,13 +1,16 @@
 /**
  * A real Varnish with the shipped VCL (config/varnish/default.vcl) in front of the real app on a
  * real port, over the fake CMS: what Varnish caches, what a purge by surrogate key drops (and only
- * that), and who may purge. Whether Varnish answered from its cache is read from the `X-Cache`
- * header the VCL adds (HIT when the object had been served before).
+ * that), who may purge, and, with cms-shield purging it (CDN_PURGE_VARNISH), that every editor
+ * action shows through Varnish within 2 s while unrelated answers stay cached for the hour
+ * CDN_MAX_AGE gives them. Whether Varnish answered from its cache is read from the `X-Cache` header
+ * the VCL adds (HIT when the object had been served before).
  *
  * Skipped, with the reason printed, only where varnishd is missing outside CI.
  */
 import { request } from 'undici'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { freePort } from '../helpers/free-port.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 import { startVarnish, varnishMissing, type VarnishServer } from '../helpers/varnish-server.js'
 
@@ -43,10 +46,10 @@ async function eventually(check: () => Promise<boolean>, what: string, ms = 2000
 }
 
 /** The app on a real port of 127.0.0.1 (Varnish talks HTTP to it) and its base URL. */
-async function listen(harness: Harness): Promise<{ host: string; port: number; url: string }> {
-  await harness.app.listen({ port: 0, host: '127.0.0.1' })
-  const { port } = harness.app.server.address() as { port: number }
-  return { host: '127.0.0.1', port, url: `http://127.0.0.1:${port}` }
+async function listen(harness: Harness, port = 0): Promise<{ host: string; port: number; url: string }> {
+  await harness.app.listen({ port, host: '127.0.0.1' })
+  const address = harness.app.server.address() as { port: number }
+  return { host: '127.0.0.1', port: address.port, url: `http://127.0.0.1:${address.port}` }
 }
 
 function leafId(harness: Harness): number {
@@ -74,8 +77,10 @@ describe.skipIf(missing !== undefined)('the shipped VCL in front of cms-shield',
     const id = leafId(h)
     const direct = await get(shield.url, `/api/v1/cms/pages/${id}/`)
     const first = await get(varnish.url, `/api/v1/cms/pages/${id}/`)
+    const hits = varnish.counters()['MAIN.cache_hit']!
     const second = await get(varnish.url, `/api/v1/cms/pages/${id}/`)
     expect([first.cache, second.cache]).toEqual(['MISS', 'HIT'])
+    await eventually(async () => varnish.counters()['MAIN.cache_hit'] === hits + 1, 'the hit counted by varnishstat')
     expect(second.body).toBe(direct.body)
     for (const name of ['etag', 'cache-control', 'vary', 'surrogate-key', 'cache-tag', 'content-type']) {
       expect(second.headers[name], name).toBe(direct.headers[name])
@@ -143,5 +148,181 @@ describe.skipIf(missing !== undefined)('the purgers ACL', () => {
     const refused = await purge(varnish, { 'xkey-purge': 'cms-pages' })
     expect(refused.status).toBe(403)
     expect((await get(varnish.url, path)).cache).toBe('HIT')
+  })
+})
+
+/** What a client sees of an answer: enough to tell two versions apart. */
+const seen = (answer: Answer) => ({ status: answer.status, location: answer.headers.location, body: answer.body })
+
+describe.skipIf(missing !== undefined)('editor actions through Varnish, purged by cms-shield', () => {
+  const TOKEN = 'webhook-token-0123456789'
+  let h: Harness
+  let shield: { host: string; port: number; url: string }
+  let varnish: VarnishServer
+
+  beforeAll(async () => {
+    // Varnish first, its backend port chosen ahead: the first sync's purge (of everything) then
+    // reaches it at once instead of being retried into the middle of a test.
+    const shieldPort = await freePort()
+    varnish = await startVarnish({ backend: { host: '127.0.0.1', port: shieldPort } })
+    h = await startShield({
+      // max-age=0 for browsers: whatever Varnish keeps, it keeps for s-maxage.
+      env: { CDN_PURGE_VARNISH: varnish.url, CDN_MAX_AGE: '1h', CLIENT_MAX_AGE: '0s', REFRESH_TOKEN: TOKEN, REFRESH_DEBOUNCE: '20ms' },
+      deps: { autoSync: true },
+    })
+    shield = await listen(h, shieldPort)
+    await h.app.shield.cdn.idle()
+  })
+  afterAll(async () => {
+    await h?.close()
+    await varnish?.stop()
+  })
+
+  const snapshot = () => h.app.shield.sync.current!
+  const children = (id: number) => (snapshot().childrenOf.get(id) ?? []).map((page) => page.id)
+  const parentOf = (id: number) => snapshot().byId.get(id)!.parentId!
+  /** The site's sections (children of the root) that have pages two levels down. */
+  const sections = () => children(snapshot().rootId).filter((id) => children(id).some((child) => children(child).length > 0))
+  /** The section no action touches: its answers must stay cached throughout. */
+  const untouched = () => sections().at(-1)!
+  /** A section for the nth action, never the untouched one. */
+  const section = (n: number) => sections()[n % (sections().length - 1)]!
+  const leafIn = (sectionId: number) => children(sectionId).find((id) => children(id).length === 0 && snapshot().byId.get(id)!.type === 'cms.GenericPage')!
+  const parentIn = (sectionId: number) => children(sectionId).find((id) => children(id).length > 0)!
+
+  const detail = (id: number) => `/api/v1/cms/pages/${id}/`
+  const childrenList = (id: number) => `/api/v1/cms/pages/?child_of=${id}`
+  const descendantsList = (id: number) => `/api/v1/cms/pages/?descendant_of=${id}`
+  const MENU = '/api/v1/cms/pages/?show_in_menus=true'
+  async function findUrl(id: number): Promise<string> {
+    const htmlUrl = (JSON.parse((await get(shield.url, detail(id))).body) as { meta: { html_url: string } }).meta.html_url
+    return `/api/v1/cms/pages/find/?html_path=${encodeURIComponent(new URL(htmlUrl).pathname)}`
+  }
+  /** The answers around a page an editor touches. */
+  async function around(id: number): Promise<string[]> {
+    return [detail(id), childrenList(parentOf(id)), MENU, descendantsList(sectionOf(id)), await findUrl(id)]
+  }
+  function sectionOf(id: number): number {
+    let current = id
+    while (parentOf(current) !== snapshot().rootId) current = parentOf(current)
+    return current
+  }
+  /** Answers from the untouched section, several kinds. */
+  function unrelated(): string[] {
+    const other = untouched()
+    const deep = parentIn(other)
+    return [detail(other), childrenList(other), descendantsList(other), detail(deep), childrenList(deep), detail(children(deep)[0]!)]
+  }
+
+  async function webhook(ids: number[]): Promise<void> {
+    const response = await h.app.inject({ method: 'POST', url: '/-/refresh', headers: { authorization: `Bearer ${TOKEN}` }, payload: { ids } })
+    expect(response.statusCode).toBe(202)
+  }
+  async function purgeShield(id: number): Promise<void> {
+    expect((await h.app.inject({ method: 'PURGE', url: detail(id) })).statusCode).toBe(200)
+  }
+  async function scheduledSync(): Promise<void> {
+    expect(await h.app.shield.sync.syncNow()).toMatchObject({ ok: true })
+  }
+
+  /**
+   * Warms Varnish with `urls` and the unrelated answers, runs the editor action (the change in
+   * the CMS and what makes cms-shield sync it), then, once cms-shield serves the new snapshot,
+   * polls through Varnish until every warmed answer equals cms-shield's own again (bounded: 2 s),
+   * and checks that the unrelated answers were still Varnish hits.
+   */
+  async function editorAction(urls: string[], mustChange: string[], act: () => Promise<void>): Promise<void> {
+    const others = unrelated()
+    const all = [...new Set([...urls, ...others])]
+    for (const url of all) await get(varnish.url, url)
+    for (const url of others) expect((await get(varnish.url, url)).cache, `${url} cached before the action`).toBe('HIT')
+    const before = new Map(await Promise.all(all.map(async (url) => [url, seen(await get(shield.url, url))] as const)))
+    const fingerprint = snapshot().fingerprint
+    await act()
+    await eventually(async () => snapshot().fingerprint !== fingerprint, 'cms-shield serving the change')
+    const after = new Map(await Promise.all(all.map(async (url) => [url, seen(await get(shield.url, url))] as const)))
+    const changed = all.filter((url) => JSON.stringify(after.get(url)) !== JSON.stringify(before.get(url)))
+    expect(changed).toEqual(expect.arrayContaining(mustChange))
+    const stale = async () => {
+      const answers = await Promise.all(changed.map(async (url) => [url, seen(await get(varnish.url, url))] as const))
+      return answers.filter(([url, answer]) => JSON.stringify(answer) !== JSON.stringify(after.get(url))).map(([url]) => url)
+    }
+    await eventually(async () => (await stale()).length === 0, 'every changed answer through Varnish')
+    for (const url of others) {
+      expect(after.get(url), `${url} is unrelated`).toEqual(before.get(url))
+      expect((await get(varnish.url, url)).cache, `${url} still cached`).toBe('HIT')
+    }
+  }
+
+  it('keeps answers for CDN_MAX_AGE (s-maxage), not the browsers\' max-age', async () => {
+    const path = detail(leafIn(untouched()))
+    const first = await get(varnish.url, path)
+    expect(first.headers['cache-control']).toMatch(/(^|, )max-age=0(,|$)/)
+    expect(first.headers['cache-control']).toMatch(/(^|, )s-maxage=3600(,|$)/)
+    expect((await get(varnish.url, path)).cache).toBe('HIT')
+  })
+
+  it('retitle: the page, its parent\'s and section\'s lists and its children\'s meta.parent', async () => {
+    const page = parentIn(section(0))
+    const child = children(page)[0]!
+    await editorAction([...(await around(page)), detail(child)], [detail(page), childrenList(parentOf(page)), detail(child)], async () => {
+      h.origin.updatePage(page, { title: 'Retitled by an editor' })
+      await webhook([page])
+    })
+  })
+
+  it('body-only edit announced by a PURGE to cms-shield: the detail alone', async () => {
+    const page = leafIn(section(1))
+    const extra = h.origin.pages().find((p) => p.id === page)!.extra
+    await editorAction(await around(page), [detail(page)], async () => {
+      h.origin.updatePage(page, { extra: { ...extra, body: '<p>edited body</p>' } })
+      await purgeShield(page)
+    })
+  })
+
+  it('re-flag (show_in_menus): the page and the menu list', async () => {
+    const page = leafIn(section(2))
+    const flag = h.origin.pages().find((p) => p.id === page)!.showInMenus
+    await editorAction(await around(page), [detail(page), MENU], async () => {
+      h.origin.updatePage(page, { showInMenus: !flag })
+      await scheduledSync()
+    })
+  })
+
+  it('move: the page, its old and new parents\' lists, its find/ path', async () => {
+    const page = leafIn(section(3))
+    const from = parentOf(page)
+    const to = parentIn(section(4))
+    const urls = [...(await around(page)), childrenList(to), descendantsList(section(4))]
+    await editorAction(urls, [detail(page), childrenList(from), childrenList(to), descendantsList(section(4)), await findUrl(page)], async () => {
+      h.origin.movePage(page, to)
+      await scheduledSync()
+    })
+  })
+
+  it('create: the new page\'s detail (a 404 before) and its parent\'s list', async () => {
+    const parent = parentIn(section(5))
+    const sibling = h.origin.pages().find((p) => p.id === children(parent)[0])!
+    const id = 990_300
+    await editorAction([detail(id), childrenList(parent), descendantsList(section(5)), MENU], [detail(id), childrenList(parent)], async () => {
+      h.origin.addPage({ ...sibling, id, slug: 'created-by-an-editor', title: 'Created by an editor', parentId: parent })
+      await scheduledSync()
+    })
+  })
+
+  it('delete: the page\'s detail (a 404 now) and its parent\'s list', async () => {
+    const page = leafIn(section(0))
+    await editorAction(await around(page), [detail(page), childrenList(parentOf(page))], async () => {
+      h.origin.removePage(page)
+      await scheduledSync()
+    })
+  })
+
+  it('unpublish: the page\'s detail and its parent\'s list, like a delete', async () => {
+    const page = leafIn(section(1))
+    await editorAction(await around(page), [detail(page), childrenList(parentOf(page))], async () => {
+      h.origin.updatePage(page, { live: false })
+      await webhook([page])
+    })
   })
 })
