@@ -4,14 +4,12 @@
  * a Redis already listening on 127.0.0.1:6379 (or starts one private server per process) for
  * tests that only need a Redis. Every child is SIGKILLed when the process exits.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
-import { createConnection, Socket } from 'node:net'
+import type { ChildProcess } from 'node:child_process'
+import { createConnection } from 'node:net'
 import { tmpdir } from 'node:os'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterAll, afterEach, beforeAll } from 'vitest'
 import { freePort } from './free-port.js'
-import { killOnExit } from './kill-on-exit.js'
+import { startChildServer, stopChild } from './child-server.js'
 
 export interface RedisServer {
   /** `redis://127.0.0.1:<port>` */
@@ -47,18 +45,7 @@ export async function startRedis(): Promise<RedisServer> {
       port = await freePort()
     }
   }
-  const terminate = async (signal: NodeJS.Signals) => {
-    if (child.exitCode !== null || child.signalCode !== null) return
-    const exited = once(child, 'exit')
-    child.kill(signal)
-    if (signal !== 'SIGKILL') {
-      child.kill('SIGCONT') // a paused server handles SIGTERM only once it runs again
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
-      await exited.finally(() => clearTimeout(timer))
-    } else {
-      await exited
-    }
-  }
+  const terminate = (signal: NodeJS.Signals) => stopChild(child, signal)
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
@@ -108,36 +95,15 @@ export function ping(port: number, timeoutMs: number): Promise<boolean> {
 
 async function launch(port: number): Promise<ChildProcess> {
   const binary = process.env.REDIS_SERVER_BIN ?? 'redis-server'
-  // No persistence: nothing is written to disk and a restarted server starts empty.
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()]
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  killOnExit(child)
-  let output = ''
-  const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-4000))
-  // A forgotten server must not keep the test process alive; the exit hook kills it.
-  child.unref()
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.on('data', keep)
-    if (stream instanceof Socket) stream.unref()
-  }
-  let failure: Error | undefined
-  child.on('error', (error: NodeJS.ErrnoException) => {
-    failure =
-      error.code === 'ENOENT'
-        ? new Error(`cannot start Redis for the tests: no '${binary}' binary on PATH; install it with \`apt-get install -y redis-server\` (or set REDIS_SERVER_BIN)`)
-        : error
+  return startChildServer({
+    binary,
+    // No persistence: nothing is written to disk and a restarted server starts empty.
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpdir()],
+    name: `redis-server on port ${port}`,
+    ready: () => ping(port, 250),
+    deadlineMs: STARTUP_DEADLINE_MS,
+    missing: () => new Error(`cannot start Redis for the tests: no '${binary}' binary on PATH; install it with \`apt-get install -y redis-server\` (or set REDIS_SERVER_BIN)`),
   })
-  child.on('exit', () => {
-    failure ??= new Error(`redis-server on port ${port} exited during startup:\n${output}`)
-  })
-  const deadline = performance.now() + STARTUP_DEADLINE_MS
-  while (performance.now() < deadline) {
-    if (failure) throw failure
-    if (await ping(port, 250)) return child
-    await sleep(20)
-  }
-  child.kill('SIGKILL')
-  throw new Error(`redis-server on port ${port} did not answer PING within ${STARTUP_DEADLINE_MS} ms:\n${output}`)
 }
 
 

@@ -7,21 +7,21 @@
  * `varnishMissing()` says why a suite cannot run here: a developer without Varnish sees the suite
  * skipped with that reason, CI (`CI=true`) gets the failure instead.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { once } from 'node:events'
+import { spawnSync, type ChildProcess } from 'node:child_process'
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, join } from 'node:path'
-import { Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { request } from 'undici'
 import { freePort } from './free-port.js'
-import { killOnExit } from './kill-on-exit.js'
+import { startChildServer, stopChild } from './child-server.js'
 
 export const SHIPPED_VCL = fileURLToPath(new URL('../../config/varnish/default.vcl', import.meta.url))
 
 const STARTUP_DEADLINE_MS = 10_000
+
+const missingBinary = () =>
+  new Error('cannot start Varnish for the tests: no varnishd on PATH or in /usr/sbin; install it with `apt-get install -y varnish varnish-modules` (or set VARNISHD_BIN)')
 
 export interface VarnishServer {
   /** `http://127.0.0.1:<port>` */
@@ -92,9 +92,7 @@ export function withBackend(vcl: string, host: string, port: number): string {
 
 export async function startVarnish(options: VarnishOptions): Promise<VarnishServer> {
   const binary = varnishdPath()
-  if (binary === undefined) {
-    throw new Error('cannot start Varnish for the tests: no varnishd on PATH or in /usr/sbin; install it with `apt-get install -y varnish varnish-modules` (or set VARNISHD_BIN)')
-  }
+  if (binary === undefined) throw missingBinary()
   const dir = mkdtempSync(join(tmpdir(), 'cms-shield-varnish-'))
   // Started as root, varnishd drops to its own users, which must read the VCL in here.
   chmodSync(dir, 0o755)
@@ -134,29 +132,14 @@ async function launch(binary: string, at: { vclPath: string; workDir: string; po
     '-p', 'thread_stats_rate=1',
     '-p', 'feature=+busy_stats_rate',
   ]
-  const child = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] })
-  killOnExit(child)
-  let output = ''
-  const keep = (chunk: Buffer) => void (output = (output + chunk.toString('utf8')).slice(-6000))
-  // A forgotten Varnish must not keep the test process alive; the exit hook kills it.
-  child.unref()
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.on('data', keep)
-    if (stream instanceof Socket) stream.unref()
-  }
-  let failure: Error | undefined
-  child.on('error', (error) => void (failure = error))
-  child.on('exit', () => {
-    failure ??= new Error(`varnishd exited during startup:\n${output}`)
+  return startChildServer({
+    binary,
+    args,
+    name: `varnishd on port ${at.port}`,
+    ready: () => answers(at.port),
+    deadlineMs: STARTUP_DEADLINE_MS,
+    missing: missingBinary,
   })
-  const deadline = performance.now() + STARTUP_DEADLINE_MS
-  while (performance.now() < deadline) {
-    if (failure) throw failure
-    if (await answers(at.port)) return child
-    await sleep(25)
-  }
-  child.kill('SIGKILL')
-  throw new Error(`varnishd on port ${at.port} did not answer within ${STARTUP_DEADLINE_MS} ms:\n${output}`)
 }
 
 /** Any HTTP answer from the port: a PURGE without keys, which the shipped VCL answers itself. */
@@ -184,12 +167,7 @@ function server(child: ChildProcess, port: number, dir: string, workDir: string)
       return Object.fromEntries(Object.entries(counters).filter(([, c]) => typeof c?.value === 'number').map(([name, c]) => [name, c.value]))
     },
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit')
-        child.kill('SIGTERM')
-        const timer = setTimeout(() => child.kill('SIGKILL'), 3000)
-        await exited.finally(() => clearTimeout(timer))
-      }
+      await stopChild(child, 'SIGTERM')
       rmSync(dir, { recursive: true, force: true })
     },
   }
