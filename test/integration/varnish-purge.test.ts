@@ -119,6 +119,17 @@ describe.skipIf(missing !== undefined)('the shipped VCL in front of cms-shield',
     await eventually(async () => (await get(varnish.url, path)).body === fresh.body, 'the soft-purged answer refreshed')
   })
 
+  it('answers requests carrying the site\'s cookies from the cache, and passes those with Authorization', async () => {
+    const path = `/api/v1/cms/pages/?child_of=${h.app.shield.sync.current!.rootId}`
+    await get(varnish.url, path)
+    const withCookie = await request(varnish.url + path, { headers: { cookie: 'sessionid=abc; csrftoken=def' } })
+    await withCookie.body.dump()
+    expect(withCookie.headers['x-cache']).toBe('HIT')
+    const withAuthorization = await request(varnish.url + path, { headers: { authorization: 'Bearer someone' } })
+    await withAuthorization.body.dump()
+    expect(withAuthorization.headers['x-cache']).toBe('MISS')
+  })
+
   it('refuses a PURGE without keys with 400 and passes OPTIONS to cms-shield', async () => {
     const refused = await purge(varnish, {})
     expect(refused.status).toBe(400)
