@@ -3,7 +3,7 @@
 # surrogate key. Needs Varnish 7.x with the xkey vmod (Debian/Ubuntu: `varnish-modules`; the
 # official `varnish` images on Docker Hub ship it).
 #
-# The purge cms-shield sends (README, "Behind a CDN or Varnish"):
+# The purge cms-shield sends (docs/cdn-purging.md#varnish-xkey):
 #
 #   PURGE / HTTP/1.1
 #   xkey-purge: cms-page-42 cms-children-7          (or xkey-softpurge: …)
@@ -21,8 +21,8 @@ import xkey;
 
 # The one cms-shield (or the load balancer in front of several) Varnish asks. The tests rewrite
 # only the host and port of this block, so keep it the only backend here. With several cms-shield
-# replicas and no load balancer, any of them will do: they all serve the same snapshot, and purges
-# wait until every replica serves the new one.
+# replicas and no load balancer, any one of them will do, as they all serve the same snapshot and
+# purges wait until every replica serves the new one; but Varnish then fails with that one.
 backend default {
     .host = "shield-1";
     .port = "8080";
