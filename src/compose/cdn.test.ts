@@ -39,16 +39,21 @@ describe('the CDN part', () => {
     expect(varnish.purgedKeys()).toEqual(['cms-page-3'])
   })
 
-  it('queues a swap\'s keys only when the gate opens for its fingerprint, and idle() waits for the gate', async () => {
+  it('queues a swap\'s keys only once it is stored and then the gate opens for its fingerprint, and idle() waits for both', async () => {
     const asked: string[] = []
     let open!: () => void
     const gate: PurgeGate = { beforePurge: (fingerprint) => (asked.push(fingerprint), new Promise<void>((resolve) => { open = resolve })) }
     const { cdn, varnish } = await compose(gate)
-    cdn.purgeAfterSwap(['cms-page-3'], 'fp-2', Date.now())
-    expect(asked).toEqual(['fp-2'])
+    let stored!: () => void
+    cdn.purgeAfterSwap(['cms-page-3'], 'fp-2', Date.now(), new Promise<void>((resolve) => { stored = resolve }))
     let idle = false
     const idling = cdn.idle().then(() => { idle = true })
     await new Promise<void>((resolve) => setImmediate(resolve))
+    // The gate is asked only once the snapshot is stored and announced.
+    expect(asked).toEqual([])
+    stored()
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    expect(asked).toEqual(['fp-2'])
     expect(idle).toBe(false)
     expect(varnish.requests).toEqual([])
     open()

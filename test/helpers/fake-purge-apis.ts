@@ -130,10 +130,14 @@ export function startFakeCloudflare(options: { zoneId: string; token: string }):
   })
 }
 
-/** A Varnish with xkey, as far as purging goes: `PURGE /` with `xkey-purge` or `xkey-softpurge`. */
-export function startVarnishRecorder(): Promise<FakePurgeApi> {
+/**
+ * A Varnish with xkey, as far as purging goes: `PURGE /` with `xkey-purge` or `xkey-softpurge`.
+ * `onPurge` runs as each PURGE arrives, before it is answered (to look at what is stored then).
+ */
+export function startVarnishRecorder(options: { onPurge?: () => void } = {}): Promise<FakePurgeApi> {
   return startFake((req) => {
     if (req.method !== 'PURGE') return { status: 405, body: '' }
+    options.onPurge?.()
     const hard = req.headers['xkey-purge']
     const soft = req.headers['xkey-softpurge']
     const value = typeof hard === 'string' ? hard : typeof soft === 'string' ? soft : undefined

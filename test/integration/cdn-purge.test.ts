@@ -4,7 +4,11 @@
  * page's key; an unchanged sync purges nothing; answers carry `s-maxage` (and `Surrogate-Control`
  * with Fastly) on both writers, 304s included; a purge target that is down blocks nothing.
  */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { request } from 'undici'
+import { readSnapshotMetadata } from '../../src/persist/snapshot-codec.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startFakeFastly, startVarnishRecorder, type FakePurgeApi } from '../helpers/fake-purge-apis.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
@@ -70,6 +74,37 @@ describe('CDN purging after a sync', () => {
     await h.app.shield.cdn.idle()
     expect(varnish.requests).toEqual([])
     expect(fastly.requests).toEqual([])
+  })
+
+  it('purges only once the new snapshot is stored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cms-shield-cdn-'))
+    const file = join(dir, 'snapshot.bin')
+    const storedAtPurge: string[] = []
+    const varnish = await startVarnishRecorder({
+      onPurge: () => {
+        try {
+          const metadata = readSnapshotMetadata(readFileSync(file))
+          storedAtPurge.push(metadata.ok ? metadata.metadata.fingerprint : `unreadable: ${metadata.reason}`)
+        } catch (error) {
+          storedAtPurge.push(`not stored: ${String(error)}`)
+        }
+      },
+    })
+    fakes.push(varnish)
+    try {
+      const h = await startShield({ env: { CDN_PURGE_VARNISH: varnish.url, SNAPSHOT_FILE: file } })
+      harnesses.push(h)
+      await h.app.shield.cdn.idle()
+      const leaf = leafOf(h)
+      h.origin.updatePage(leaf.id, { title: `${leaf.title} (stored)` })
+      await h.app.shield.sync.syncNow()
+      await h.app.shield.cdn.idle()
+      expect(storedAtPurge).toHaveLength(2)
+      expect(storedAtPurge[1]).toBe(h.app.shield.sync.current!.fingerprint)
+    } finally {
+      for (const h of harnesses.splice(0)) await h.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('soft-purges with xkey-softpurge and Fastly-Soft-Purge under CDN_SOFT_PURGE', async () => {
