@@ -158,7 +158,7 @@ describe('the purge delivery queue', () => {
     await d.queue.idle()
   })
 
-  it('logs a refusal (4xx other than 429) once as an error and does not retry it', async () => {
+  it('logs a refusal (4xx other than 429) once as a warning and does not retry it', async () => {
     const { target, calls } = heldTarget('fastly')
     const d = delivery([target])
     d.queue.enqueue(['cms-page-3'], d.now())
@@ -167,7 +167,7 @@ describe('the purge delivery queue', () => {
     expect(calls).toHaveLength(1)
     expect(d.clock.waiting()).toEqual([])
     expect(d.log.lines.filter((l) => l.level !== 'info')).toEqual([
-      expect.objectContaining({ level: 'error', message: 'cdn purge: refused, not retried', details: expect.objectContaining({ target: 'fastly', reason: expect.stringContaining('401') }) }),
+      expect.objectContaining({ level: 'warn', message: 'cdn purge: refused, not retried', details: expect.objectContaining({ target: 'fastly', reason: expect.stringContaining('401') }) }),
     ])
     expect(d.reports).toEqual([{ target: 'fastly', outcome: 'failed', keys: 1, lagMs: 0 }])
   })

@@ -133,14 +133,14 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
           break
         }
         if (answer.kind === 'fail') {
-          logger.error({ ...where, reason: answer.reason }, 'cdn purge: refused, not retried')
+          logger.warn({ ...where, reason: answer.reason }, 'cdn purge: refused, not retried')
           report(target, 'failed', batch.size, lagMs)
           break
         }
         const backoff = syncRetryDelay(attempt, retryCap, options.random)
         const delayMs = Math.min(retryCap, Math.max(backoff, answer.retryAfterMs ?? 0))
         if (lagMs + delayMs > options.giveUpAfterMs) {
-          logger.error({ ...where, reason: answer.reason }, 'cdn purge: given up, the cached copies expire by themselves now')
+          logger.warn({ ...where, reason: answer.reason }, 'cdn purge: given up, the cached copies expire by themselves now')
           report(target, 'failed', batch.size, lagMs)
           break
         }

@@ -31,6 +31,7 @@ async function fake<T extends FakePurgeApi>(started: Promise<T>): Promise<T> {
 function deliver(target: PurgeTarget) {
   const delays: number[] = []
   const reports: PurgeReport[] = []
+  /** Reasons of the purges that failed for good. */
   const errors: string[] = []
   const timers: Timers = {
     setTimeout(callback, ms) {
@@ -42,7 +43,13 @@ function deliver(target: PurgeTarget) {
   const noop = () => undefined
   const queue = createPurgeDelivery({
     targets: [target], now: () => NOW, random: () => 0, timers, giveUpAfterMs: 3_600_000,
-    logger: { info: noop, warn: noop, error: (details) => void errors.push(String((details as { reason?: unknown }).reason)) },
+    logger: {
+      info: noop,
+      error: noop,
+      warn: (details, message) => {
+        if (!message.includes('retrying')) errors.push(String((details as { reason?: unknown }).reason))
+      },
+    },
     report: (report) => reports.push(report),
   })
   return { queue, delays, reports, errors, outcomes: () => reports.map((r) => r.outcome) }
