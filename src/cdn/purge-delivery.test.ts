@@ -116,6 +116,14 @@ describe('the purge delivery queue', () => {
     await d.queue.idle()
   })
 
+  it('collapses a tree-wide change naming 200,000 keys to one cms-pages purge', async () => {
+    const { target, sent } = recordingTarget(256)
+    const d = delivery([target])
+    d.queue.enqueue(Array.from({ length: 200_000 }, (_, i) => `cms-page-${i}`), d.now())
+    await d.queue.idle()
+    expect(sent).toEqual([['cms-pages']])
+  })
+
   it('retries a 429 after the Retry-After it asked for when that is longer than the backoff, bounded by the cap', async () => {
     const { target, calls } = heldTarget('cloudflare')
     const d = delivery([target], { retryCapMs: 60_000 })
