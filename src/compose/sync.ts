@@ -55,7 +55,7 @@ export function composeSync(options: SyncOptions): SyncService {
       })
       // Only what this instance synced is stored and announced; the others' is already in Redis.
       if (source === 'sync' && persistence) {
-        void persistence.save(snapshot).then(() => cluster()?.announce(snapshot))
+        void persistence.save(snapshot).then((saved) => cluster()?.announce(snapshot, saved))
       }
     },
   })
