@@ -31,6 +31,8 @@ export async function startBenchRedis(cpu: number | undefined): Promise<BenchRed
   child.once('exit', () => running.delete(child))
   const url = `redis://127.0.0.1:${port}`
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1 })
+  // Refused until the server listens: the wait below retries.
+  client.on('error', () => undefined)
   await waitFor('redis-server PONG', 10_000, 50, async () => {
     if (client.status !== 'ready') await client.connect().catch(() => undefined)
     return (await client.ping().catch(() => undefined)) === 'PONG' ? true : undefined
