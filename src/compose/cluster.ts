@@ -40,6 +40,8 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
     timers,
     logger,
     onRoleChange: (role) => {
+      // Whoever led meanwhile wrote its own snapshots and patches: this one's next save is whole.
+      options.persistence?.forgetStored()
       followRole(sync, role, logger)
       events.emit('role', { role })
     },

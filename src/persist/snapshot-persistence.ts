@@ -113,6 +113,11 @@ export interface SnapshotPersistence {
   save(snapshot: Snapshot, options?: { readonly full?: boolean }): Promise<SavedSnapshot | undefined>
   /** The newest stored snapshot made for this configuration, rebuilt; `undefined` when there is none. */
   loadNewest(): Promise<LoadedSnapshot | undefined>
+  /**
+   * Another instance may have stored snapshots since this one last did (its part in the cluster
+   * changed): the next save stores the whole snapshot, never a patch onto a log it no longer writes.
+   */
+  forgetStored(): void
 }
 
 interface Candidate {
@@ -279,6 +284,10 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       // Each caller learns how its own snapshot was stored (the announcement names its patch); one
       // never written, because a newer one came while it waited, gets the newer one's.
       return saving.then((newest) => written.get(snapshot) ?? newest)
+    },
+
+    forgetStored() {
+      stored = undefined
     },
 
     async loadNewest() {
