@@ -46,7 +46,12 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
   await setLatency(origin, 0)
   log(`${title}: origin regenerated in ${site.generatedMs ?? '?'} ms; starting Redis and the syncing instance`)
   const redis = await startBenchRedis(undefined)
-  const env = { REDIS_URL: redis.url, REDIS_PREFIX: 'bench-edits:', BASE_URL: CLUSTER_BASE_URL, REFRESH_DEBOUNCE: '0ms' }
+  // A long lease and command timeout: on a machine shared with the load generator, a lease tick
+  // answered late must not hand the sync to another instance mid-run (its first act would be a
+  // full sync and a whole snapshot, which is not what this row measures).
+  const env = {
+    REDIS_URL: redis.url, REDIS_PREFIX: 'bench-edits:', BASE_URL: CLUSTER_BASE_URL, REFRESH_DEBOUNCE: '0ms', LEADER_LEASE: '120s', REDIS_COMMAND_TIMEOUT: '2s',
+  }
   const shields: Shield[] = []
   try {
     const leader = await startShield('cms-shield-edits-leader', 'warn', 180_000, env)
@@ -67,8 +72,10 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
       const shown = performance.now()
       const purge = await call(`${leader.origin}${edit.path}`, { method: 'PURGE', timeoutMs: 5_000 })
       if (purge.status !== 200) throw new Error(`PURGE ${edit.path}: ${purge.status}`)
-      await waitFor(`follower serves "${edit.title}"`, 30_000, 5, async () => ((await titleOf(followerA, edit.path)) === edit.title ? true : undefined))
-      return { path: edit.path, title: edit.title, servedMs: performance.now() - shown }
+      // Not served within 30 s counts as never (NaN), and the run goes on.
+      const served = await waitFor(`follower serves "${edit.title}"`, 30_000, 5, async () => ((await titleOf(followerA, edit.path)) === edit.title ? true : undefined))
+        .catch((error: unknown) => (log(`  ${error instanceof Error ? error.message : String(error)}`), false))
+      return { path: edit.path, title: edit.title, servedMs: served ? performance.now() - shown : Number.NaN }
     }
     for (let i = 0; i < 3; i++) await editOnce()
     await sleep(1_000)
@@ -92,11 +99,12 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
     const bytesPerEdit = Math.round((rawBytes - idleByteRate * elapsedMs) / edits)
     const patches = await redis.client.lrangeBuffer('bench-edits:snapshot:patches', 0, -1)
     const patchBytes = patches.map((patch) => patch.length).sort((a, b) => a - b)
-    const served = done.map((edit) => edit.servedMs).sort((a, b) => a - b)
+    const served = done.map((edit) => edit.servedMs).filter(Number.isFinite).sort((a, b) => a - b)
+    const unserved = edits - served.length
     const servedP50 = percentileOfSorted(served, 50)
-    const servedMax = served.at(-1)!
+    const servedMax = unserved > 0 ? Number.POSITIVE_INFINITY : served.at(-1)!
     const [leaderCpu, followerACpu, followerBCpu] = perEdit as [number, number, number]
-    log(`  per edit: CPU leader ${leaderCpu.toFixed(1)} ms, followers ${followerACpu.toFixed(1)} / ${followerBCpu.toFixed(1)} ms; Redis input ${fmtBytes(bytesPerEdit)}; served by a follower after ${fmtMs(servedP50)} median, ${fmtMs(servedMax)} max`)
+    log(`  per edit: CPU leader ${leaderCpu.toFixed(1)} ms, followers ${followerACpu.toFixed(1)} / ${followerBCpu.toFixed(1)} ms; Redis input ${fmtBytes(bytesPerEdit)}; served by a follower after ${fmtMs(servedP50)} median, ${fmtMs(served.at(-1))} max${unserved > 0 ? `, ${unserved} never` : ''}`)
     const cpuCheck = addCheck(check(`${title}: CPU per edit, syncing instance (ms)`, leaderCpu, '<=', CPU_TARGET_MS))
     const followerCheck = addCheck(check(`${title}: CPU per edit, follower (ms)`, Math.max(followerACpu, followerBCpu), '<=', CPU_TARGET_MS))
     const bytesCheck = addCheck(check(`${title}: bytes written to Redis per edit`, bytesPerEdit, '<=', BYTES_TARGET))
@@ -117,7 +125,7 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
     })
     rows.push({
       scenario: `${title}: edit on the CMS until a follower serves it (PURGE at the syncing instance)`,
-      shield: `${fmtMs(servedP50)} median, ${fmtMs(percentileOfSorted(served, 90))} p90, ${fmtMs(servedMax)} max over ${edits} edits`,
+      shield: `${fmtMs(servedP50)} median, ${fmtMs(percentileOfSorted(served, 90))} p90, ${fmtMs(served.at(-1))} max over ${served.length} edits${unserved > 0 ? `; ${unserved} not served within 30 s` : ''}`,
       fastify: '—', node: '—', vsFastify: '—', vsNode: '—',
       target: `≤ ${fmtMs(SERVED_TARGET_MS, 0)}`,
       met: verdict(servedCheck),
@@ -142,7 +150,7 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
     })
     results.edits = {
       pages: site.pages, edits, perEditCpuMs: perEdit, rawCpuMs: rawCpu, idleCpuMsPerS: idleCpuRate.map((rate) => rate * 1000),
-      bytesPerEdit, rawBytes, idleBytesPerS: idleByteRate * 1000, patchBytes, servedMs: served,
+      bytesPerEdit, rawBytes, idleBytesPerS: idleByteRate * 1000, patchBytes, servedMs: served, unserved,
       readyAfterMs: { leader: leader.readyAfterMs, followers: followers.map((f) => f.readyAfterMs), late: late.readyAfterMs }, servedEdits,
     }
   } finally {
