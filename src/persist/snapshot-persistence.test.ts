@@ -293,24 +293,29 @@ function loggingTarget(name: string) {
 }
 
 describe('changes stored as patches', () => {
-  it('stores every change after a full snapshot as a patch, the whole snapshot again after SNAPSHOT_PATCHES_PER_FULL of them, and loads the chain', async () => {
+  it('stores every change after a full snapshot as a patch, the whole snapshot again once SNAPSHOT_PATCHES_PER_FULL of them are told, and loads the chain', async () => {
     const { target, counts, patches } = loggingTarget('memory')
     const persistence = createSnapshotPersistence({ ...ORIGIN, targets: [target], logger: recordingLogger(), patchesPerFull: 3, now: () => 0 })
     const saved = []
-    for (let version = 1; version <= 4; version++) saved.push(await persistence.save(snapshotAt(version, version, `Home ${version}`)))
-    expect(counts).toEqual({ full: 1, patches: 3 })
-    expect(saved.map((s) => s?.patch?.index)).toEqual([undefined, 0, 1, 2])
+    for (let version = 1; version <= 3; version++) saved.push(await persistence.save(snapshotAt(version, version, `Home ${version}`)))
+    expect(counts).toEqual({ full: 1, patches: 2 })
+    expect(saved.map((s) => s?.patch?.index)).toEqual([undefined, 0, 1])
     expect(saved[1]!.patch!.from).toBe(saved[0]!.fingerprint)
     const restarted = createSnapshotPersistence({ ...ORIGIN, targets: [target], logger: recordingLogger() })
     const loaded = await restarted.loadNewest()
-    expect(loaded?.snapshot.fingerprint).toBe(saved[3]!.fingerprint)
-    expect(loaded?.snapshot.byId.get(1)?.title).toBe('Home 4')
-    await persistence.save(snapshotAt(5, 5, 'Home 5'))
+    expect(loaded?.snapshot.fingerprint).toBe(saved[2]!.fingerprint)
+    expect(loaded?.snapshot.byId.get(1)?.title).toBe('Home 3')
+    // The third patch is told (and announced) first; then the same snapshot is written whole.
+    const third = await persistence.save(snapshotAt(4, 4, 'Home 4'))
+    expect(third?.patch?.index).toBe(2)
+    for (let i = 0; i < 100 && counts.full < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5))
     expect(counts).toEqual({ full: 2, patches: 3 })
     expect(patches).toHaveLength(0)
+    expect((await restarted.loadNewest())?.snapshot.fingerprint).toBe(third!.fingerprint)
+    expect((await persistence.save(snapshotAt(5, 5, 'Home 5')))?.patch?.index).toBe(0)
   })
 
-  it('stores the whole snapshot once SNAPSHOT_FULL_INTERVAL has passed since the last full one, and when asked to', async () => {
+  it('stores the whole snapshot again once SNAPSHOT_FULL_INTERVAL has passed since the last full one, and when asked to', async () => {
     const { target, counts } = loggingTarget('memory')
     let clock = 0
     const persistence = createSnapshotPersistence({ ...ORIGIN, targets: [target], logger: recordingLogger(), fullIntervalMs: 1000, now: () => clock })
@@ -320,9 +325,10 @@ describe('changes stored as patches', () => {
     expect(counts).toEqual({ full: 1, patches: 1 })
     clock = 1000
     await persistence.save(snapshotAt(3, 3, 'c'))
-    expect(counts).toEqual({ full: 2, patches: 1 })
+    for (let i = 0; i < 100 && counts.full < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(counts).toEqual({ full: 2, patches: 2 })
     await persistence.save(snapshotAt(4, 4, 'd'), { full: true })
-    expect(counts).toEqual({ full: 3, patches: 1 })
+    expect(counts).toEqual({ full: 3, patches: 2 })
   })
 
   it('stores the whole snapshot next when a patch did not land where expected (the log changed under it)', async () => {
@@ -348,8 +354,10 @@ describe('changes stored as patches', () => {
       const loaded = await createSnapshotPersistence({ ...ORIGIN, targets: [file()], logger: recordingLogger() }).loadNewest()
       expect(loaded?.snapshot.byId.get(1)?.title).toBe('b')
       await persistence.save(snapshotAt(3, 3, 'c'))
-      await persistence.save(snapshotAt(4, 4, 'd'))
+      // Two patches told; the whole file follows, and the sidecar goes.
+      for (let i = 0; i < 200 && (await file().patches!.read(0)).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 5))
       expect(await file().patches!.read(0)).toHaveLength(0)
+      await persistence.save(snapshotAt(4, 4, 'd'))
       const again = await createSnapshotPersistence({ ...ORIGIN, targets: [file()], logger: recordingLogger() }).loadNewest()
       expect(again?.snapshot.byId.get(1)?.title).toBe('d')
     } finally {

@@ -145,15 +145,20 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
   const patchLogs = targets.every((target) => target.patches !== undefined) ? targets.map((target) => target.patches!) : undefined
   let waiting: Snapshot | undefined
   let waitingFull = false
-  let saving: Promise<SavedSnapshot | undefined> | undefined
+  let saving: Promise<void> | undefined
+  /** The callers waiting to learn how their snapshot (or the newer one written instead) was stored. */
+  const callers: Array<(saved: SavedSnapshot | undefined) => void> = []
   /** The snapshot last stored, what the next patch applies to: kept only while every target holds it. */
   let stored: { readonly snapshot: Snapshot; readonly fullAt: number; readonly patches: number } | undefined
-  /** How each snapshot written was stored, until nothing holds the snapshot any more. */
-  const written = new WeakMap<Snapshot, SavedSnapshot>()
+
+  /** Past the bounds: the snapshot stored last is written whole again once nothing else waits. */
+  const compactionDue = () => stored !== undefined && stored.patches > 0 && (stored.patches >= patchesPerFull || now() - stored.fullAt >= fullIntervalMs)
 
   /** Stores `snapshot` as a patch against the one stored last, when that is allowed and cheaper; false when not stored so. */
   async function savePatch(snapshot: Snapshot, heldMs: number): Promise<SavedSnapshot | false> {
-    if (!patchLogs || !stored || stored.patches >= patchesPerFull || now() - stored.fullAt >= fullIntervalMs) return false
+    // Patches go on past the bounds only while the whole snapshot waits to be written (snapshots
+    // coming back to back); twice the bounds, the change itself is stored whole.
+    if (!patchLogs || !stored || patchesPerFull === 0 || stored.patches >= 2 * patchesPerFull || now() - stored.fullAt >= 2 * fullIntervalMs) return false
     const started = now()
     const patch = patchBetween(stored.snapshot, snapshot, origin, MAX_PATCH_PAGES)
     if (!patch) return false
@@ -217,24 +222,31 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
     return { fingerprint: snapshot.fingerprint, version: snapshot.version }
   }
 
-  async function drain(): Promise<SavedSnapshot | undefined> {
+  async function drain(): Promise<void> {
     let heldMs = 0
-    let saved: SavedSnapshot | undefined
     while (waiting !== undefined) {
       const next = waiting
       const full = waitingFull
+      const told = callers.splice(0)
       waiting = undefined
       waitingFull = false
       const started = now()
-      saved = await saveNow(next, heldMs, full)
-      if (saved) written.set(next, saved)
+      const saved = await saveNow(next, heldMs, full)
+      // Told at once, before any compaction below: the announcement of a patch goes out while the
+      // patch is still in the log. A caller whose snapshot a newer one replaced learns the newer one.
+      for (const tell of told) tell(saved)
+      if (waiting === undefined && compactionDue()) {
+        // The whole snapshot, written after the patch was announced: followers read the patch
+        // meanwhile (an encoding takes about a second at 100,000 pages), and the log starts again.
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        await saveNow(stored!.snapshot, 0, true)
+      }
       if (waiting === undefined) break
       // Another snapshot came while this one was saved: keep saving to its share of the time.
       heldMs = Math.max(0, Math.round((now() - started) * (1 / saveShare - 1)))
       if (heldMs > 0) await sleep(heldMs)
     }
     saving = undefined
-    return saved
   }
 
   async function readCandidate(target: SnapshotTarget): Promise<Candidate | undefined> {
@@ -280,10 +292,9 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
     save(snapshot, saveOptions) {
       waiting = snapshot
       waitingFull ||= saveOptions?.full === true
+      const told = new Promise<SavedSnapshot | undefined>((resolve) => callers.push(resolve))
       saving ??= drain()
-      // Each caller learns how its own snapshot was stored (the announcement names its patch); one
-      // never written, because a newer one came while it waited, gets the newer one's.
-      return saving.then((newest) => written.get(snapshot) ?? newest)
+      return told
     },
 
     forgetStored() {

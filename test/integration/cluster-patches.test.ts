@@ -124,7 +124,7 @@ describe('changes stored and shared as patches', () => {
     expect((await late.get('/readyz')).status).toBe(200)
   })
 
-  it('stores the whole snapshot again after SNAPSHOT_PATCHES_PER_FULL patches, and a follower still follows', async () => {
+  it('stores the whole snapshot again after SNAPSHOT_PATCHES_PER_FULL patches, once the last is announced, and a follower still follows', async () => {
     const cms = await origin()
     const env = await clusterEnv({ SNAPSHOT_PATCHES_PER_FULL: '2' })
     const leader = await start(cms, env)
@@ -132,13 +132,13 @@ describe('changes stored and shared as patches', () => {
     await eventually(() => follower.app.shield.sync.current !== undefined && follower.app.shield.cluster!.role === 'follower', 'the follower serves')
     const redis = await redisOf(env)
     const page = cms.pages().find((p) => p.parentId !== null)!
-    const lengths: number[] = []
-    for (let n = 0; n < 4; n++) {
+    const patchesKey = `${env.REDIS_PREFIX!}snapshot:patches`
+    for (const [n, expected] of [1, 0, 1, 0].entries()) {
       await edit(cms, leader, leader, page.id, `Round ${n}`)
       await eventually(async () => (await titleOn(follower, page.id)) === `Round ${n}`, 'the follower serves the edit')
-      lengths.push(await redis.llen(`${env.REDIS_PREFIX!}snapshot:patches`))
+      await eventually(async () => (await redis.llen(patchesKey)) === expected, `${expected} patches in the log after edit ${n}`)
     }
-    expect(lengths).toEqual([1, 2, 0, 1])
+    expect(follower.app.shield.sync.current!.fingerprint).toBe(leader.app.shield.sync.current!.fingerprint)
   })
 
   it('instances with different BASE_URLs follow the same patches, each on its own BASE_URL, at the leader\'s fingerprint', async () => {
