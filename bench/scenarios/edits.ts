@@ -51,6 +51,9 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
   // full sync and a whole snapshot, which is not what this row measures).
   const env = {
     REDIS_URL: redis.url, REDIS_PREFIX: 'bench-edits:', BASE_URL: CLUSTER_BASE_URL, REFRESH_DEBOUNCE: '0ms', LEADER_LEASE: '120s', REDIS_COMMAND_TIMEOUT: '2s',
+    // Every edit of the run a patch, so the late instance starts from the full snapshot and all of
+    // them; the whole snapshot written every SNAPSHOT_PATCHES_PER_FULL edits is priced apart.
+    SNAPSHOT_PATCHES_PER_FULL: String(edits + 10),
   }
   const shields: Shield[] = []
   try {
@@ -137,7 +140,15 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
     shields.push(late)
     const latest = new Map(done.map((edit) => [edit.path, edit.title]))
     let servedEdits = 0
-    for (const [path, expected] of latest) if ((await titleOf(late, path)) === expected) servedEdits++
+    for (const [path, expected] of latest) {
+      const response = await call(`${late.origin}${path}`, { timeoutMs: 5_000 })
+      const shown = response.status === 200 ? (JSON.parse(response.body.toString('utf8')) as { title?: string }).title : undefined
+      if (shown === expected) servedEdits++
+      else if (servedEdits === 0) log(`  the new instance answers ${path} with ${response.status} "${String(shown)}", not "${expected}"`)
+    }
+    const lateReady = JSON.parse((await call(`${late.origin}/readyz`)).body.toString('utf8')) as { snapshot?: { version?: number } }
+    const leaderReady = JSON.parse((await call(`${leader.origin}/readyz`)).body.toString('utf8')) as { snapshot?: { version?: number } }
+    log(`  snapshot versions: the new instance ${lateReady.snapshot?.version}, the syncing one ${leaderReady.snapshot?.version}`)
     const readyCheck = addCheck(check(`${title}: new instance ready from Redis with the CMS down (ms)`, late.readyAfterMs, '<=', READY_TARGET_MS))
     const everyCheck = addCheck(check(`${title}: edits the new instance serves`, servedEdits, '>=', latest.size))
     log(`  a new instance with the CMS down: ready ${fmtMs(late.readyAfterMs, 0)} after spawn, serving ${servedEdits} of ${latest.size} edited pages as edited`)
