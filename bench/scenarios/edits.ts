@@ -137,8 +137,15 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
     // The CMS goes away; a new instance starts from Redis alone.
     await origin.child.stop()
     const late = await startShield('cms-shield-edits-late', 'warn', 60_000, env)
+    const lateReadyAt = performance.now()
     shields.push(late)
     const latest = new Map(done.map((edit) => [edit.path, edit.title]))
+    // Just after /readyz turns 200, the load's long synchronous build may still count as event-loop
+    // lag, and the pages API sheds with 503 until the next sample: timed apart.
+    const [firstPath] = latest.keys()
+    await waitFor('the new instance answers the pages API', 30_000, 10, async () =>
+      ((await call(`${late.origin}${firstPath!}`, { timeoutMs: 5_000 })).status === 200 ? true : undefined))
+    const answersAfterMs = late.readyAfterMs + (performance.now() - lateReadyAt)
     let servedEdits = 0
     for (const [path, expected] of latest) {
       const response = await call(`${late.origin}${path}`, { timeoutMs: 5_000 })
@@ -151,10 +158,10 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
     log(`  snapshot versions: the new instance ${lateReady.snapshot?.version}, the syncing one ${leaderReady.snapshot?.version}`)
     const readyCheck = addCheck(check(`${title}: new instance ready from Redis with the CMS down (ms)`, late.readyAfterMs, '<=', READY_TARGET_MS))
     const everyCheck = addCheck(check(`${title}: edits the new instance serves`, servedEdits, '>=', latest.size))
-    log(`  a new instance with the CMS down: ready ${fmtMs(late.readyAfterMs, 0)} after spawn, serving ${servedEdits} of ${latest.size} edited pages as edited`)
+    log(`  a new instance with the CMS down: ready ${fmtMs(late.readyAfterMs, 0)} after spawn, answering the API ${fmtMs(answersAfterMs, 0)} after spawn, serving ${servedEdits} of ${latest.size} edited pages as edited`)
     rows.push({
       scenario: `${title}: new instance after ${edits} edits, CMS down: spawn until ready / edits served`,
-      shield: `${fmtMs(late.readyAfterMs, 0)} / ${servedEdits} of ${latest.size} edited pages`,
+      shield: `${fmtMs(late.readyAfterMs, 0)} (the pages API answering 200 after ${fmtMs(answersAfterMs, 0)}) / ${servedEdits} of ${latest.size} edited pages`,
       fastify: '—', node: '—', vsFastify: '—', vsNode: '—',
       target: `≤ ${fmtMs(READY_TARGET_MS, 0)} / all`,
       met: `${verdict(readyCheck)} / ${verdict(everyCheck)}`,
@@ -162,7 +169,7 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
     results.edits = {
       pages: site.pages, edits, perEditCpuMs: perEdit, rawCpuMs: rawCpu, idleCpuMsPerS: idleCpuRate.map((rate) => rate * 1000),
       bytesPerEdit, rawBytes, idleBytesPerS: idleByteRate * 1000, patchBytes, servedMs: served, unserved,
-      readyAfterMs: { leader: leader.readyAfterMs, followers: followers.map((f) => f.readyAfterMs), late: late.readyAfterMs }, servedEdits,
+      readyAfterMs: { leader: leader.readyAfterMs, followers: followers.map((f) => f.readyAfterMs), late: late.readyAfterMs }, lateAnswersAfterMs: answersAfterMs, servedEdits,
     }
   } finally {
     for (const shield of shields.reverse()) await shield.child.stop()

@@ -36,14 +36,23 @@ export function chainFrom(fingerprint: string, buffers: readonly Buffer[]): { re
 function fold(decoded: DecodedSnapshot, patches: readonly SnapshotPatch[]): { decoded: DecodedSnapshot; applied: number; why?: string } {
   let current = decoded
   let applied = 0
+  // One copy of the pages, replaced in place by patches that keep the order (an edit), with one
+  // map of positions for them all: 50 edits at 100,000 pages cost 50 lookups, not 50 copies.
+  let pages = [...decoded.pages]
+  let positions: Map<number, number> | undefined
   for (const patch of patches) {
-    let positions: Map<number, number> | undefined
-    const positionOf = (id: number) => {
-      positions ??= new Map(current.pages.map((page, index) => [page.id, index]))
-      return positions.get(id)
+    if (patch.order === undefined && patch.pageCount === pages.length) {
+      positions ??= new Map(pages.map((page, index) => [page.id, index]))
+      const at = patch.pages.map((page) => positions!.get(page.id))
+      const missing = at.indexOf(undefined)
+      if (missing >= 0) return { decoded: current, applied, why: `the patch replaces page ${patch.pages[missing]!.id}, which the base does not hold` }
+      patch.pages.forEach((page, i) => (pages[at[i]!] = page))
+    } else {
+      const next = patchedPages(pages, patch, (page) => page, (id) => (positions ??= new Map(pages.map((page, index) => [page.id, index]))).get(id))
+      if (typeof next === 'string') return { decoded: current, applied, why: next }
+      pages = next
+      positions = undefined
     }
-    const pages = patchedPages(current.pages, patch, (page) => page, positionOf)
-    if (typeof pages === 'string') return { decoded: current, applied, why: pages }
     const { from: _from, order: _order, pageCount: _count, pages: _pages, ...metadata } = patch
     current = { ...current, ...metadata, pages }
     applied++
