@@ -5,6 +5,9 @@
  * an instance started later is warm from the full snapshot plus the chain, with the CMS down.
  */
 import { randomUUID } from 'node:crypto'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { carryOver, patchSnapshot } from '../../src/tree/build-snapshot.js'
@@ -162,5 +165,29 @@ describe('changes stored and shared as patches', () => {
     const late = await start(cms, { ...env, BASE_URL: 'https://new.example.com/content' }, false)
     expect(late.app.shield.sync.current?.fingerprint).toBe(leader.app.shield.sync.current!.fingerprint)
     expect((await late.get(`/api/v1/cms/pages/${page.id}/`)).body).toBe(body)
+  })
+})
+
+describe('changes stored as patches in SNAPSHOT_FILE', () => {
+  it('appends each edit to the sidecar, and a restart with the CMS down serves the file plus every patch', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cms-shield-patch-file-'))
+    cleanups.push(() => rm(dir, { recursive: true, force: true }))
+    const file = join(dir, 'snapshot.bin')
+    const cms = await origin()
+    const first = await startShield({ sharedOrigin: cms, env: { SNAPSHOT_FILE: file, REFRESH_DEBOUNCE: '20ms' }, deps: { autoSync: true } })
+    cleanups.push(() => first.close())
+    const edited = cms.pages().filter((p) => p.parentId !== null).slice(0, 3)
+    for (const [n, page] of edited.entries()) await edit(cms, first, first, page.id, `On disk ${n}`)
+    const fingerprint = first.app.shield.sync.current!.fingerprint
+    await eventually(async () => {
+      const sidecar = await readFile(`${file}.patches`).catch(() => Buffer.alloc(0))
+      return (await first.app.shield.persistence!.loadNewest())?.snapshot.fingerprint === fingerprint && sidecar.length > 0
+    }, 'the file and its patches hold the last edit')
+    await first.close()
+    await cms.close()
+    const restarted = await startShield({ sharedOrigin: cms, env: { SNAPSHOT_FILE: file }, synced: false })
+    cleanups.push(() => restarted.close())
+    expect(restarted.app.shield.sync.current?.fingerprint).toBe(fingerprint)
+    for (const [n, page] of edited.entries()) expect(await titleOn(restarted, page.id)).toBe(`On disk ${n}`)
   })
 })
