@@ -160,13 +160,14 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
     // coming back to back); twice the bounds, the change itself is stored whole.
     if (!patchLogs || !stored || patchesPerFull === 0 || stored.patches >= 2 * patchesPerFull || now() - stored.fullAt >= 2 * fullIntervalMs) return false
     const started = now()
-    const patch = patchBetween(stored.snapshot, snapshot, origin, MAX_PATCH_PAGES)
-    if (!patch) return false
+    let patch: ReturnType<typeof patchBetween>
     let buf: Buffer
     try {
+      patch = patchBetween(stored.snapshot, snapshot, origin, MAX_PATCH_PAGES)
+      if (!patch) return false
       buf = encodePatch(patch)
     } catch (caught) {
-      logger.warn({ err: caught, version: snapshot.version }, 'snapshot: encoding the patch failed; storing it whole')
+      logger.warn({ err: caught, version: snapshot.version }, 'snapshot: making the patch failed; storing the snapshot whole')
       return false
     }
     const index = stored.patches
