@@ -34,6 +34,7 @@ import { Schedule } from './lib/schedule.js'
 import { afterOneSync, shieldIdle, shieldMetrics, startShield } from './lib/shield.js'
 import type { Shield } from './lib/shield.js'
 import { coldScenario } from './scenarios/cold.js'
+import { editsScenario } from './scenarios/edits.js'
 import { floodEstimateMs, floodScenario } from './scenarios/flood.js'
 import { largeScenario } from './scenarios/large.js'
 import { loggingScenario } from './scenarios/logging.js'
@@ -164,6 +165,11 @@ async function main(): Promise<void> {
   if (shield && site && last.length > 0) await throughputScenario(ctx, throughput, last, shield, site)
   await shield?.child.stop()
   if (selected('flood')) await floodPhase(ctx)
+  // Last: it stops the fake CMS to start an instance from Redis alone.
+  if (selected('edits')) {
+    if (schedule.spareMs('edits') < schedule.estimateMs('edits')) recorder.skip('edits', 'not enough time left before BENCH_MAX_SECONDS')
+    else await editsScenario(ctx, config.edits)
+  }
   await origin.child.stop()
 }
 

@@ -58,12 +58,24 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
   // short at the cache's bound, so snapshots travel on a connection of their own with the longer one.
   const snapshotTimeoutMs = Math.max(2000, config.redisCommandTimeoutMs * 8)
   const snapshotClient = createRedisClient({ ...clientConfig, commandTimeoutMs: snapshotTimeoutMs })
+  const patchesKey = `${prefix}snapshot:patches`
+  const snapshotCommand = <T>(operation: string, command: () => Promise<T>) => boundedCommand(operation, command, snapshotTimeoutMs)
   const snapshotTarget: SnapshotTarget = {
     name: `redis:${snapshotKey}`,
-    // A failed or slow read is "nothing stored"; a failed write is dropped (the file target may hold it).
-    read: async () => (await boundedCommand('get snapshot', () => snapshotClient.getBuffer(snapshotKey), snapshotTimeoutMs).catch(() => null)) ?? undefined,
+    // A failed or slow read is "nothing stored".
+    read: async () => (await snapshotCommand('get snapshot', () => snapshotClient.getBuffer(snapshotKey)).catch(() => null)) ?? undefined,
+    // A failed write throws, so that no patch is stored over a full snapshot Redis does not hold.
+    // The patches of the one before go after it: a reader between the two commands finds patches
+    // that do not apply to the new full snapshot, and ignores them (`patch-chain.ts`).
     write: async (buf) => {
-      await boundedCommand('set snapshot', () => snapshotClient.set(snapshotKey, buf), snapshotTimeoutMs).catch(() => undefined)
+      await snapshotCommand('set snapshot', () => snapshotClient.set(snapshotKey, buf))
+      await snapshotCommand('del snapshot patches', () => snapshotClient.del(patchesKey))
+    },
+    patches: {
+      // RPUSH answers the list's new length: anything but `position + 1` means the list is not the
+      // one this instance wrote (Redis lost it, or another instance stored a full snapshot since).
+      append: async (buf, position) => (await snapshotCommand('rpush snapshot patch', () => snapshotClient.rpush(patchesKey, buf))) === position + 1,
+      read: (position) => snapshotCommand('lrange snapshot patches', () => snapshotClient.lrangeBuffer(patchesKey, position, -1)),
     },
   }
   return {

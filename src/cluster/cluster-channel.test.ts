@@ -457,6 +457,10 @@ describe('cluster channel message validation', () => {
     expect(parseSnapshotAnnouncement({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: 1_700_000_000_000 })).toEqual({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: 1_700_000_000_000 })
     expect(parseSnapshotAnnouncement({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: '2026-11-22' })).toHaveProperty('invalid')
     expect(parseSnapshotAnnouncement({ version: 2, fingerprint: 'f', owner: 'o', checkedAt: -1 })).toHaveProperty('invalid')
+    // A snapshot stored as a patch names its base and its place in the patch log.
+    expect(parseSnapshotAnnouncement({ version: 3, fingerprint: 'g', owner: 'o', patch: { from: 'f', index: 4, x: 1 } })).toEqual({ version: 3, fingerprint: 'g', owner: 'o', patch: { from: 'f', index: 4 } })
+    expect(parseSnapshotAnnouncement({ version: 3, fingerprint: 'g', owner: 'o', patch: { from: '', index: 4 } })).toHaveProperty('invalid')
+    expect(parseSnapshotAnnouncement({ version: 3, fingerprint: 'g', owner: 'o', patch: { from: 'f', index: -1 } })).toHaveProperty('invalid')
     expect(parseRefreshMessage({ ids: [1], all: false, listing: true, reason: 'r', from: 'f', x: 1 })).toEqual({ ids: [1], all: false, listing: true, reason: 'r', from: 'f' })
     expect(parseRefreshMessage({ ids: Array.from({ length: MAX_REFRESH_IDS }, (_, i) => i + 1), reason: 'r', from: 'f' })).not.toHaveProperty('invalid')
     expect(parseRefreshMessage({ listing: 1, reason: 'r', from: 'f' })).toHaveProperty('invalid')

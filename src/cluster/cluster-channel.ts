@@ -34,6 +34,12 @@ export interface SnapshotAnnouncement {
    * can tell how recently the CMS confirmed the tree they serve.
    */
   readonly checkedAt?: number
+  /**
+   * Set when the snapshot was stored as a patch (`persist/snapshot-patch.ts`): the fingerprint it
+   * applies to and its position in the stored patch log. A follower serving `from` reads that one
+   * patch (and any after it) instead of the whole snapshot.
+   */
+  readonly patch?: { readonly from: string; readonly index: number }
 }
 
 export interface RefreshMessage {
@@ -149,13 +155,19 @@ const isCount = (value: unknown): value is number => typeof value === 'number' &
 /** The announcement in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */
 export function parseSnapshotAnnouncement(value: unknown): SnapshotAnnouncement | { readonly invalid: string } {
   if (!isRecord(value)) return { invalid: 'not an object' }
-  const { version, fingerprint, owner, checkedAt } = value
+  const { version, fingerprint, owner, checkedAt, patch } = value
   if (!isCount(version)) return { invalid: 'version is not a safe non-negative integer' }
   if (!isName(fingerprint, MAX_FINGERPRINT_CHARS)) return { invalid: `fingerprint is not a string of 1 to ${MAX_FINGERPRINT_CHARS} characters` }
   if (!isName(owner, MAX_ID_CHARS)) return { invalid: `owner is not a string of 1 to ${MAX_ID_CHARS} characters` }
-  if (checkedAt === undefined) return { version, fingerprint, owner }
-  if (!isCount(checkedAt)) return { invalid: 'checkedAt is not a safe non-negative integer' }
-  return { version, fingerprint, owner, checkedAt }
+  if (checkedAt !== undefined && !isCount(checkedAt)) return { invalid: 'checkedAt is not a safe non-negative integer' }
+  if (patch !== undefined && (!isRecord(patch) || !isName(patch.from, MAX_FINGERPRINT_CHARS) || !isCount(patch.index))) {
+    return { invalid: 'patch is not an object with a fingerprint `from` and a position `index`' }
+  }
+  return {
+    version, fingerprint, owner,
+    ...(checkedAt === undefined ? {} : { checkedAt }),
+    ...(patch === undefined ? {} : { patch: { from: patch.from as string, index: patch.index as number } }),
+  }
 }
 
 /** The refresh request in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */

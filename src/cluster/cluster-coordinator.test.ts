@@ -82,14 +82,18 @@ function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot
   const { channel, state } = stubChannel()
   const { sync, received, refreshed } = stubSync(options.current)
   const stored: Snapshot[] = []
+  const asked: Array<SnapshotAnnouncement | undefined> = []
   const coordinator = createClusterCoordinator({
     sync, lease, channel, timers, logger: quiet, pollMs: options.pollMs ?? POLL_MS,
-    loadShared: async () => options.shared,
+    loadShared: async (announcement) => {
+      asked.push(announcement)
+      return options.shared
+    },
     storeShared: async (snapshot) => void stored.push(snapshot),
   })
   coordinator.start()
   running.push(coordinator)
-  return { coordinator, lease, state, stored, received, sync, refreshed }
+  return { coordinator, lease, state, stored, received, sync, refreshed, asked }
 }
 
 /** Several polls' worth of time. */
@@ -235,5 +239,37 @@ describe('keeping the shared snapshot in Redis', () => {
     const { coordinator, state } = start({ role: 'follower' })
     await coordinator.stop()
     expect(state.closed).toBe(true)
+  })
+})
+
+describe('snapshots stored as patches', () => {
+  it('a leader names the patch a snapshot was stored as in each announcement of it, until it stores it whole again', async () => {
+    const base = makeSnapshot([{ id: 1, parent: null }], {}, 1)
+    const next = makeSnapshot([{ id: 1, parent: null }, { id: 2, parent: 1 }], {}, 2)
+    const leader = start({ role: 'leader', current: next })
+    await leader.coordinator.announce(next, { fingerprint: next.fingerprint, patch: { from: base.fingerprint, index: 3 } })
+    expect(leader.state.announced.at(-1)).toEqual({ version: 2, fingerprint: next.fingerprint, owner: 'me', patch: { from: base.fingerprint, index: 3 } })
+    await leader.coordinator.confirm()
+    expect(leader.state.announced.at(-1)?.patch).toEqual({ from: base.fingerprint, index: 3 })
+    // A save that stored a newer snapshot instead: nothing is announced for this one.
+    const count = leader.state.announced.length
+    await leader.coordinator.announce(base, { fingerprint: next.fingerprint })
+    expect(leader.state.announced).toHaveLength(count)
+    // Redis lost it: stored whole, announced without a patch.
+    leader.state.recorded = undefined
+    for (let i = 0; i < 100 && leader.stored.length === 0; i++) await sleep(5)
+    await polls(2)
+    expect(leader.state.announced.at(-1)).toEqual({ version: 2, fingerprint: next.fingerprint, owner: 'me' })
+  })
+
+  it('a follower hands the announcement it missed to the load, so a patch can be read instead of the whole snapshot', async () => {
+    const base = makeSnapshot([{ id: 1, parent: null }], {}, 1)
+    const next = makeSnapshot([{ id: 1, parent: null }, { id: 2, parent: 1 }], {}, 2)
+    const follower = start({ role: 'follower', current: base, shared: next })
+    const announcement = { version: 2, fingerprint: next.fingerprint, owner: 'leader', patch: { from: base.fingerprint, index: 0 } }
+    follower.state.recorded = announcement
+    for (let i = 0; i < 100 && follower.received.length === 0; i++) await sleep(5)
+    expect(follower.asked[0]).toEqual(announcement)
+    expect(follower.sync.current).toBe(next)
   })
 })

@@ -26,8 +26,12 @@ export interface ClusterCoordinatorOptions {
   readonly sync: SyncService
   readonly lease: LeaderLease
   readonly channel: ClusterChannel
-  /** Reads and rebuilds the snapshot the syncing instance stored; `undefined` when there is none usable. */
-  readonly loadShared: () => Promise<Snapshot | undefined>
+  /**
+   * Reads and rebuilds the snapshot the syncing instance stored; `undefined` when there is none
+   * usable. Given the announcement that asked for it, so that a follower serving the base of an
+   * announced patch reads the patch, not the whole snapshot.
+   */
+  readonly loadShared: (announcement?: SnapshotAnnouncement) => Promise<Snapshot | undefined>
   /**
    * Stores a snapshot where `loadShared` reads it (the app's persistence). Without it the leader
    * cannot put back a snapshot Redis lost, and followers wait for the next change of the tree.
@@ -45,8 +49,12 @@ export interface ClusterCoordinator {
   start(): void
   /** Routes a PURGE or webhook request to the instance that syncs. */
   requestRefresh(request: RefreshRequest): void
-  /** Call after this instance stored a snapshot it synced: tells the others. */
-  announce(snapshot: Snapshot): Promise<void>
+  /**
+   * Call after this instance stored a snapshot it synced: tells the others (and, when it was
+   * stored as a patch, which one). Nothing is announced for a snapshot whose save stored a newer
+   * one instead: that one's own call announces it.
+   */
+  announce(snapshot: Snapshot, saved?: { readonly fingerprint: string; readonly patch?: SnapshotAnnouncement['patch'] }): Promise<void>
   /**
    * Call after a sync that changed nothing: the syncing instance announces its snapshot again with
    * the time of that sync, so followers know the CMS still has this tree (`confirmedAt`).
@@ -70,6 +78,10 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
   /** One load at a time; an announcement during a load is checked again after it. */
   let loading: Promise<void> | undefined
   let again = false
+  /** The newest announcement that asked for a load. */
+  let wanted: SnapshotAnnouncement | undefined
+  /** How the last snapshot this instance announced was stored, repeated with each announcement of it. */
+  let storedAs: { readonly fingerprint: string; readonly patch: NonNullable<SnapshotAnnouncement['patch']> } | undefined
   const unsubscribe: Array<() => void> = []
   /**
    * The fingerprint of a snapshot nobody is storing now: the one served at start (adopted from
@@ -86,11 +98,17 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
 
   function announcementOf(snapshot: Snapshot): SnapshotAnnouncement {
     const checkedAt = sync.status.lastSuccessAt
-    return { version: snapshot.version, fingerprint: snapshot.fingerprint, owner, ...(checkedAt === undefined ? {} : { checkedAt }) }
+    return {
+      version: snapshot.version, fingerprint: snapshot.fingerprint, owner,
+      ...(checkedAt === undefined ? {} : { checkedAt }),
+      ...(storedAs?.fingerprint === snapshot.fingerprint ? { patch: storedAs.patch } : {}),
+    }
   }
 
   async function loadOnce(): Promise<void> {
-    const snapshot = await options.loadShared()
+    const announcement = wanted
+    wanted = undefined
+    const snapshot = await options.loadShared(announcement)
     if (!snapshot) return
     if (!sync.receive(snapshot)) return
     settled = snapshot.fingerprint
@@ -99,7 +117,8 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
     logger.info({ version: snapshot.version, pages: snapshot.pages.length }, 'cluster: serving the snapshot the syncing instance stored')
   }
 
-  function load(): void {
+  function load(announcement?: SnapshotAnnouncement): void {
+    wanted = announcement ?? wanted
     if (loading) {
       again = true
       return
@@ -122,7 +141,7 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
       if (checkedAt !== undefined && checkedAt > (confirmedAt ?? 0)) confirmedAt = checkedAt
       return
     }
-    if (isNew(announcement)) load()
+    if (isNew(announcement)) load(announcement)
   }
 
   /** The leader's snapshot, stored and announced again because Redis has none recorded. */
@@ -130,6 +149,8 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
     const snapshot = sync.current
     if (!snapshot || snapshot.fingerprint !== settled || !options.storeShared) return
     await options.storeShared(snapshot)
+    // Stored whole now (its patch log emptied): followers on other bases load it whole.
+    storedAs = undefined
     if (stopped || lease.role !== 'leader') return
     if (await channel.announceSnapshot(announcementOf(snapshot))) {
       logger.info({ version: snapshot.version, pages: snapshot.pages.length }, 'cluster: Redis held no snapshot; stored this leader\'s again')
@@ -190,7 +211,9 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
         if (receivers < 0) sync.refresh(request)
       })
     },
-    async announce(snapshot) {
+    async announce(snapshot, saved) {
+      if (saved && saved.fingerprint !== snapshot.fingerprint) return
+      storedAs = saved?.patch ? { fingerprint: snapshot.fingerprint, patch: saved.patch } : undefined
       settled = snapshot.fingerprint
       if (stopped || !syncs(lease.role)) return
       await channel.announceSnapshot(announcementOf(snapshot))

@@ -10,7 +10,7 @@ import { createClusterChannel } from '../cluster/cluster-channel.js'
 import type { SharedTier } from '../cache/shared-tier.js'
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
-import { loadSnapshot } from '../persist/snapshot-codec.js'
+import { followPatches, loadStoredChain } from '../persist/patch-chain.js'
 import type { SnapshotPersistence } from '../persist/snapshot-persistence.js'
 import { createClusterCoordinator, followRole, type ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import { createLeaderLease } from '../cluster/leader-lease.js'
@@ -40,6 +40,8 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
     timers,
     logger,
     onRoleChange: (role) => {
+      // Whoever led meanwhile wrote its own snapshots and patches: this one's next save is whole.
+      options.persistence?.forgetStored()
       followRole(sync, role, logger)
       events.emit('role', { role })
     },
@@ -52,23 +54,40 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
     logger,
   })
   const origin = { upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl }
+  /** The full snapshot and the patches stored after it (a follower that missed one, or on another base). */
+  async function loadStored() {
+    const target = shared.snapshotTarget
+    const buf = await target.read()
+    if (!buf) return undefined
+    const patches = await target.patches?.read(0).catch(() => []) ?? []
+    const loaded = loadStoredChain(buf, patches, origin)
+    if (loaded.why !== undefined) logger.warn({ reason: loaded.why, patches: loaded.patches }, 'cluster: not every stored patch could be applied')
+    if (!loaded.result.ok) {
+      logger.warn({ reason: loaded.result.reason }, 'cluster: the shared snapshot cannot be served')
+      return undefined
+    }
+    return loaded.result.snapshot
+  }
   return createClusterCoordinator({
     sync,
     lease,
     channel,
-    loadShared: async () => {
-      const buf = await shared.snapshotTarget.read()
-      if (!buf) return undefined
-      const loaded = loadSnapshot(buf, origin)
-      if (!loaded.ok) {
-        logger.warn({ reason: loaded.reason }, 'cluster: the shared snapshot cannot be served')
-        return undefined
+    loadShared: async (announcement) => {
+      const target = shared.snapshotTarget
+      const base = sync.current
+      const patch = announcement?.patch
+      // Serving the announced patch's base: that patch (and any stored after it) is all there is to read.
+      if (patch && base?.fingerprint === patch.from && target.patches) {
+        const buffers = await target.patches.read(patch.index).catch(() => [])
+        const followed = followPatches(base, buffers, config.baseUrl)
+        if (followed.snapshot) return followed.snapshot
+        logger.warn({ reason: followed.why, index: patch.index }, 'cluster: the announced patch does not apply here; loading the whole snapshot')
       }
-      return loaded.snapshot
+      return loadStored()
     },
     // A Redis that came back empty gets the leader's snapshot again (followers start from it).
     storeShared: async (snapshot) => {
-      await options.persistence?.save(snapshot)
+      await options.persistence?.save(snapshot, { full: true })
     },
     pollMs: Math.max(100, Math.floor(config.leaderLeaseMs / 3)),
     timers,

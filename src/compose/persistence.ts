@@ -16,5 +16,8 @@ export function composePersistence(
     ...(shared ? [shared.snapshotTarget] : []),
   ]
   if (targets.length === 0) return undefined
-  return createSnapshotPersistence({ targets, upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl, logger, now })
+  return createSnapshotPersistence({
+    targets, upstreamUrl: config.upstreamUrl, baseUrl: config.baseUrl, logger, now,
+    patchesPerFull: config.snapshotPatchesPerFull, fullIntervalMs: config.snapshotFullIntervalMs,
+  })
 }

@@ -71,7 +71,7 @@ export function composeSync(options: SyncOptions): SyncService {
       // Only what this instance synced is stored and announced; the others' is already in Redis.
       if (source !== 'sync') return
       const swappedAt = options.clock.now()
-      const saved = persistence ? persistence.save(snapshot).then(() => cluster()?.announce(snapshot)) : Promise.resolve()
+      const saved = persistence ? persistence.save(snapshot).then((saved) => cluster()?.announce(snapshot, saved)) : Promise.resolve()
       // Settled either way: a purge follows even a failed store, the purge gate decides how long to wait.
       const stored = saved.then(() => undefined, (error: unknown) => logger.warn({ err: error }, 'snapshot: storing or announcing failed'))
       options.onSyncedSwap?.({ purgeKeys: change.purgeKeys, snapshot, swappedAt, stored })

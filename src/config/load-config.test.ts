@@ -59,6 +59,8 @@ describe('loadConfig', () => {
       renderCacheMaxBytes: 64 * 1024 * 1024,
       redisPrefix: 'cms-shield:',
       redisCommandTimeoutMs: 250,
+      snapshotPatchesPerFull: 50,
+      snapshotFullIntervalMs: 600_000,
       clientMaxAgeMs: 30_000,
       clientStaleWhileRevalidateMs: 60_000,
       clientStaleIfErrorMs: 86_400_000,

@@ -62,6 +62,10 @@ export interface Config {
   readonly redisPrefix: string
   readonly redisCommandTimeoutMs: number
   readonly snapshotFile: string | undefined
+  /** Patches stored after a full snapshot before the next full one (0: every change stored whole). */
+  readonly snapshotPatchesPerFull: number
+  /** A full snapshot is stored again at the first change this long after the last one. */
+  readonly snapshotFullIntervalMs: number
   readonly clientMaxAgeMs: number
   readonly clientStaleWhileRevalidateMs: number
   readonly clientStaleIfErrorMs: number
@@ -301,6 +305,14 @@ export const schema = {
   snapshotFile: {
     name: 'SNAPSHOT_FILE', kind: 'string', optional: true, example: '/var/lib/cms-shield/snapshot.bin',
     doc: 'File that keeps the last good snapshot, so a restart serves at once even with the CMS down. Unset: none.',
+  },
+  snapshotPatchesPerFull: {
+    name: 'SNAPSHOT_PATCHES_PER_FULL', kind: 'int', default: '50', min: 0, max: 10_000,
+    doc: 'Changes stored (Redis, SNAPSHOT_FILE) as patches, what changed since the snapshot before, between two full snapshots; followers apply a patch instead of loading the whole tree, and a start reads the full snapshot plus the patches after it. 0: store every change whole.',
+  },
+  snapshotFullIntervalMs: {
+    name: 'SNAPSHOT_FULL_INTERVAL', kind: 'duration', default: '10m', min: 0,
+    doc: 'The first change this long after the last full snapshot is stored whole again, whatever SNAPSHOT_PATCHES_PER_FULL allows, so a start never applies patches from long ago.',
   },
   clientMaxAgeMs: {
     name: 'CLIENT_MAX_AGE', kind: 'duration', default: '30s', min: 0,

@@ -105,27 +105,29 @@ const GZIP_LEVEL = 6
 /** The async encoder lets requests run after about this many bytes of pages. */
 const YIELD_EVERY_BYTES = 1 << 20
 
-function metadataBytes(input: SnapshotMetadata, pageCount: number): Buffer {
+/** The metadata's fields as stored (a patch's metadata starts with the same). */
+export function metadataFields(input: SnapshotMetadata): Record<string, unknown> {
   const { dialect } = input
-  return Buffer.from(
-    JSON.stringify({
-      upstreamUrl: input.upstreamUrl,
-      baseUrl: input.baseUrl,
-      syncedAt: input.syncedAt,
-      fullSyncedAt: input.fullSyncedAt ?? input.syncedAt,
-      version: input.version,
-      fingerprint: input.fingerprint,
-      dialect: {
-        limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery, nulInTextFilter: dialect.nulInTextFilter,
-        notAcceptableText: dialect.notAcceptableText,
-      },
-      pageCount,
-    }),
-    'utf8',
-  )
+  return {
+    upstreamUrl: input.upstreamUrl,
+    baseUrl: input.baseUrl,
+    syncedAt: input.syncedAt,
+    fullSyncedAt: input.fullSyncedAt ?? input.syncedAt,
+    version: input.version,
+    fingerprint: input.fingerprint,
+    dialect: {
+      limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery, nulInTextFilter: dialect.nulInTextFilter,
+      notAcceptableText: dialect.notAcceptableText,
+    },
+  }
 }
 
-function pageLine(page: SyncedPage): Buffer {
+function metadataBytes(input: SnapshotMetadata, pageCount: number): Buffer {
+  return Buffer.from(JSON.stringify({ ...metadataFields(input), pageCount }), 'utf8')
+}
+
+/** One page's line: the positional JSON array described above (also a patch's page lines). */
+export function pageLine(page: SyncedPage): Buffer {
   const line: unknown[] = [
     page.id, page.type, page.title, page.slug, page.showInMenus, page.seoTitle, page.searchDescription, page.parentId,
     page.listItem, page.detail,
@@ -285,8 +287,8 @@ function parsePages(raw: Buffer, metadata: StoredMetadata): DecodeResult {
   return { ok: true, decoded: { ...rest, pages } }
 }
 
-/** The metadata, or why it is not valid. */
-function readMetadata(value: unknown, formatVersion: number): StoredMetadata | string {
+/** The metadata, or why it is not valid (a patch's too: it starts with the same fields). */
+export function readMetadata(value: unknown, formatVersion: number): StoredMetadata | string {
   if (!isObject(value)) return 'snapshot metadata is not an object'
   const { upstreamUrl, baseUrl, syncedAt, fullSyncedAt, version, fingerprint, dialect, pageCount } = value
   if (typeof upstreamUrl !== 'string' || typeof baseUrl !== 'string') return 'snapshot metadata lacks its URLs'
@@ -300,15 +302,16 @@ function readMetadata(value: unknown, formatVersion: number): StoredMetadata | s
   return { upstreamUrl, baseUrl, syncedAt, fullSyncedAt: full, version, fingerprint, dialect: parsedDialect, pageCount, formatVersion }
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-function isCount(value: unknown): value is number {
+export function isCount(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) >= 0
 }
 
-function readDialect(value: unknown): Dialect | undefined {
+/** A stored dialect, the fields learned later read as their defaults when absent. */
+export function readDialect(value: unknown): Dialect | undefined {
   if (!isObject(value)) return undefined
   const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText } = value
   if (limitMax !== null && !isCount(limitMax)) return undefined
@@ -321,7 +324,8 @@ function readDialect(value: unknown): Dialect | undefined {
   }
 }
 
-function readPage(line: unknown): SyncedPage | undefined {
+/** One parsed page line, or `undefined` when it is not one. */
+export function readPage(line: unknown): SyncedPage | undefined {
   if (!Array.isArray(line) || (line.length !== 10 && line.length !== 11)) return undefined
   const [id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, listItem, detail, typedListItem] = line as unknown[]
   if (!Number.isSafeInteger(id)) return undefined
@@ -343,12 +347,12 @@ function readPage(line: unknown): SyncedPage | undefined {
  * the same bytes per page. (The detail is kept as UTF-8 bytes, and the fingerprint hashes the
  * detail's UTF-8 bytes, so decoding them loses nothing that counts.)
  */
-function syncedPageOf(record: PageRecord): SyncedPage {
+export function syncedPageOf(record: PageRecord): SyncedPage {
   const { digest: _digest, from: _from, ...page } = carryOver(record)
   return { ...page, detail: record.detail.toString('utf8') }
 }
 
-function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): SnapshotMetadata {
+export function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): SnapshotMetadata {
   return {
     dialect: snapshot.dialect,
     upstreamUrl: origin.upstreamUrl,

@@ -80,7 +80,7 @@ describe('save', () => {
     const bad: SnapshotTarget = { name: 'bad', read: async () => undefined, write: async () => Promise.reject(new Error('disk on fire')) }
     const logger = recordingLogger()
     const persistence = createSnapshotPersistence({ targets: [bad, good.target], ...ORIGIN, logger })
-    await expect(persistence.save(snapshotAt(1, 1))).resolves.toBeUndefined()
+    await expect(persistence.save(snapshotAt(1, 1))).resolves.toMatchObject({ version: 1 })
     expect(good.writes).toHaveLength(1)
     expect(logger.lines.find((l) => l.level === 'warn')).toMatchObject({ message: 'snapshot: write failed', details: { target: 'bad' } })
   })
@@ -261,6 +261,105 @@ describe('loadNewest', () => {
         targets: [createSnapshotFile({ path, logger: recordingLogger() })], ...ORIGIN, upstreamUrl: 'https://other.example.com', logger: recordingLogger(),
       })
       expect(await elsewhere.loadNewest()).toBeUndefined()
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+/** A target keeping a patch log in memory, as the Redis one does (a full write empties it). */
+function loggingTarget(name: string) {
+  let full: Buffer | undefined
+  const patches: Buffer[] = []
+  const counts = { full: 0, patches: 0 }
+  const target: SnapshotTarget = {
+    name,
+    read: async () => full,
+    write: async (buf) => {
+      counts.full++
+      full = buf
+      patches.length = 0
+    },
+    patches: {
+      append: async (buf, position) => {
+        counts.patches++
+        patches.push(buf)
+        return patches.length === position + 1
+      },
+      read: async (position) => patches.slice(position),
+    },
+  }
+  return { target, counts, patches }
+}
+
+describe('changes stored as patches', () => {
+  it('stores every change after a full snapshot as a patch, the whole snapshot again once SNAPSHOT_PATCHES_PER_FULL of them are told, and loads the chain', async () => {
+    const { target, counts, patches } = loggingTarget('memory')
+    const persistence = createSnapshotPersistence({ ...ORIGIN, targets: [target], logger: recordingLogger(), patchesPerFull: 3, now: () => 0 })
+    const saved = []
+    for (let version = 1; version <= 3; version++) saved.push(await persistence.save(snapshotAt(version, version, `Home ${version}`)))
+    expect(counts).toEqual({ full: 1, patches: 2 })
+    expect(saved.map((s) => s?.patch?.index)).toEqual([undefined, 0, 1])
+    expect(saved[1]!.patch!.from).toBe(saved[0]!.fingerprint)
+    const restarted = createSnapshotPersistence({ ...ORIGIN, targets: [target], logger: recordingLogger() })
+    const loaded = await restarted.loadNewest()
+    expect(loaded?.snapshot.fingerprint).toBe(saved[2]!.fingerprint)
+    expect(loaded?.snapshot.byId.get(1)?.title).toBe('Home 3')
+    // The third patch is told (and announced) first; then the same snapshot is written whole.
+    const third = await persistence.save(snapshotAt(4, 4, 'Home 4'))
+    expect(third?.patch?.index).toBe(2)
+    for (let i = 0; i < 100 && counts.full < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(counts).toEqual({ full: 2, patches: 3 })
+    expect(patches).toHaveLength(0)
+    expect((await restarted.loadNewest())?.snapshot.fingerprint).toBe(third!.fingerprint)
+    expect((await persistence.save(snapshotAt(5, 5, 'Home 5')))?.patch?.index).toBe(0)
+  })
+
+  it('stores the whole snapshot again once SNAPSHOT_FULL_INTERVAL has passed since the last full one, and when asked to', async () => {
+    const { target, counts } = loggingTarget('memory')
+    let clock = 0
+    const persistence = createSnapshotPersistence({ ...ORIGIN, targets: [target], logger: recordingLogger(), fullIntervalMs: 1000, now: () => clock })
+    await persistence.save(snapshotAt(1, 1, 'a'))
+    clock = 999
+    await persistence.save(snapshotAt(2, 2, 'b'))
+    expect(counts).toEqual({ full: 1, patches: 1 })
+    clock = 1000
+    await persistence.save(snapshotAt(3, 3, 'c'))
+    for (let i = 0; i < 100 && counts.full < 2; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(counts).toEqual({ full: 2, patches: 2 })
+    await persistence.save(snapshotAt(4, 4, 'd'), { full: true })
+    expect(counts).toEqual({ full: 3, patches: 2 })
+  })
+
+  it('stores the whole snapshot next when a patch did not land where expected (the log changed under it)', async () => {
+    const { target, counts, patches } = loggingTarget('memory')
+    const persistence = createSnapshotPersistence({ ...ORIGIN, targets: [target], logger: recordingLogger() })
+    await persistence.save(snapshotAt(1, 1, 'a'))
+    patches.push(Buffer.from('another writer'))
+    const saved = await persistence.save(snapshotAt(2, 2, 'b'))
+    expect(saved?.patch).toBeUndefined()
+    expect(counts).toEqual({ full: 2, patches: 1 })
+  })
+
+  it('appends patches to a sidecar of SNAPSHOT_FILE, removed when the whole file is written again, and starts from both', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cms-shield-patches-'))
+    try {
+      const path = join(dir, 'snapshot.bin')
+      const file = () => createSnapshotFile({ path, logger: recordingLogger() })
+      const persistence = createSnapshotPersistence({ ...ORIGIN, targets: [file()], logger: recordingLogger(), patchesPerFull: 2 })
+      await persistence.save(snapshotAt(1, 1, 'a'))
+      const second = await persistence.save(snapshotAt(2, 2, 'b'))
+      expect(second?.patch?.index).toBe(0)
+      expect(await file().patches!.read(0)).toHaveLength(1)
+      const loaded = await createSnapshotPersistence({ ...ORIGIN, targets: [file()], logger: recordingLogger() }).loadNewest()
+      expect(loaded?.snapshot.byId.get(1)?.title).toBe('b')
+      await persistence.save(snapshotAt(3, 3, 'c'))
+      // Two patches told; the whole file follows, and the sidecar goes.
+      for (let i = 0; i < 200 && (await file().patches!.read(0)).length > 0; i++) await new Promise((resolve) => setTimeout(resolve, 5))
+      expect(await file().patches!.read(0)).toHaveLength(0)
+      await persistence.save(snapshotAt(4, 4, 'd'))
+      const again = await createSnapshotPersistence({ ...ORIGIN, targets: [file()], logger: recordingLogger() }).loadNewest()
+      expect(again?.snapshot.byId.get(1)?.title).toBe('d')
     } finally {
       await rm(dir, { recursive: true, force: true })
     }

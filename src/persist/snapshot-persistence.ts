@@ -5,15 +5,22 @@
  * A stored snapshot is only ever loaded under the UPSTREAM_URL it was synced from and the BASE_URL
  * its `detail_url`s were rewritten to. Nothing here throws: a target that fails is logged and
  * skipped, and the sync fills in whatever could not be loaded.
+ *
+ * A change is stored as a patch against the snapshot stored before it (`snapshot-patch.ts`) where
+ * the target keeps a patch log, and the whole snapshot only every `patchesPerFull` changes or
+ * `fullIntervalMs`: at 100,000 pages an edit then costs the leader what the page costs, not a
+ * second of encoding and tens of MB written. A start reads the full snapshot and the patches
+ * after it (`patch-chain.ts`).
  * @module
  */
 import { settleWithin, TimeoutError } from '../deadline.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LogSink } from '../observability/log-sink.js'
 import {
-  encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, rebaseDecoded, rebuildFromDecoded, tryDecodeSnapshot,
-  type EncodeOptions, type SnapshotOrigin, type StoredMetadata,
+  encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, type EncodeOptions, type SnapshotOrigin, type StoredMetadata,
 } from './snapshot-codec.js'
+import { chainFrom, loadStoredChain } from './patch-chain.js'
+import { encodePatch, patchBetween } from './snapshot-patch.js'
 
 export type PersistLogger = Pick<LogSink, 'info' | 'warn'>
 
@@ -23,8 +30,29 @@ export interface SnapshotTarget {
   readonly name: string
   /** The stored bytes, or `undefined` when nothing is stored. May throw: the target is then skipped. */
   read(): Promise<Buffer | undefined>
-  /** Stores the bytes. Should not throw; if it does, the failure is logged. */
+  /** Stores the bytes of a full snapshot, and empties the patch log. Should not throw; if it does, the failure is logged. */
   write(buf: Buffer): Promise<void>
+  /** Where the target keeps patches after its full snapshot; without one, every change is stored whole. */
+  readonly patches?: PatchLog
+}
+
+/** The patches stored after a target's full snapshot, oldest first. */
+export interface PatchLog {
+  /**
+   * Appends one patch as the log's `position`th (0 = the first after the full snapshot). False
+   * when it was not stored there (a failure, or a log another writer changed): the next change is
+   * then stored whole. Should not throw.
+   */
+  append(buf: Buffer, position: number): Promise<boolean>
+  /** The patches from `position` on (none when there are none). May throw. */
+  read(position: number): Promise<Buffer[]>
+}
+
+/** How a snapshot was stored: whole, or as the patch at `index` of the log, from `from`. */
+export interface SavedSnapshot {
+  readonly fingerprint: string
+  readonly version: number
+  readonly patch?: { readonly from: string; readonly index: number }
 }
 
 export interface SnapshotPersistenceOptions extends SnapshotOrigin, EncodeOptions {
@@ -38,6 +66,10 @@ export interface SnapshotPersistenceOptions extends SnapshotOrigin, EncodeOption
    * passed since the first began. A lone save is never held back.
    */
   readonly saveShare?: number
+  /** Patches stored between two full snapshots (SNAPSHOT_PATCHES_PER_FULL); default {@link PATCHES_PER_FULL}. 0: always whole. */
+  readonly patchesPerFull?: number
+  /** A change this long after the last full snapshot is stored whole (SNAPSHOT_FULL_INTERVAL); default 10 minutes. */
+  readonly fullIntervalMs?: number
   readonly now?: () => number
   /** Waits between saves (tests pass a fake). */
   readonly sleep?: (ms: number) => Promise<void>
@@ -53,6 +85,16 @@ export interface SnapshotPersistenceOptions extends SnapshotOrigin, EncodeOption
  */
 export const SAVE_SHARE = 0.2
 
+/** The defaults of SNAPSHOT_PATCHES_PER_FULL and SNAPSHOT_FULL_INTERVAL (`config/schema.ts`). */
+export const PATCHES_PER_FULL = 50
+const FULL_INTERVAL_MS = 10 * 60_000
+
+/**
+ * More changed pages than this are stored whole: a patch of thousands of pages is encoded in one
+ * call, and a follower rebuilding from it costs as much as loading the whole snapshot.
+ */
+export const MAX_PATCH_PAGES = 2_000
+
 export interface LoadedSnapshot {
   readonly snapshot: Snapshot
   /** The target's name. */
@@ -61,20 +103,32 @@ export interface LoadedSnapshot {
 
 export interface SnapshotPersistence {
   /**
-   * Encodes the snapshot once and writes it to every target. Saves do not overlap: one asked for
-   * while another runs is written after it (held back so saves take at most `saveShare` of the
-   * time), and of several waiting only the newest is written. Resolves once the snapshot (or a
-   * newer one) has been written or has failed; never rejects.
+   * Encodes the snapshot once (whole, or as a patch against the last one stored) and writes it to
+   * every target. Saves do not overlap: one asked for while another runs is written after it (held
+   * back so saves take at most `saveShare` of the time), and of several waiting only the newest is
+   * written. Resolves once the snapshot (or a newer one) has been written or has failed, with how
+   * the newest was stored (`undefined`: it was not); never rejects. `full` stores it whole (a
+   * store that lost it).
    */
-  save(snapshot: Snapshot): Promise<void>
+  save(snapshot: Snapshot, options?: { readonly full?: boolean }): Promise<SavedSnapshot | undefined>
   /** The newest stored snapshot made for this configuration, rebuilt; `undefined` when there is none. */
   loadNewest(): Promise<LoadedSnapshot | undefined>
+  /**
+   * Another instance may have stored snapshots since this one last did (its part in the cluster
+   * changed): the next save stores the whole snapshot, never a patch onto a log it no longer writes.
+   */
+  forgetStored(): void
 }
 
 interface Candidate {
   readonly source: string
   readonly buf: Buffer
   readonly metadata: StoredMetadata
+  /** The stored patches that chain from the full snapshot. */
+  readonly patches: readonly Buffer[]
+  /** When the newest of them (or the full snapshot) was synced, and its version: what candidates are ordered by. */
+  readonly syncedAt: number
+  readonly version: number
 }
 
 export function createSnapshotPersistence(options: SnapshotPersistenceOptions): SnapshotPersistence {
@@ -86,28 +140,79 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)))
   const saveShare = options.saveShare ?? SAVE_SHARE
   if (!(saveShare > 0 && saveShare <= 1)) throw new RangeError(`saveShare must be in (0, 1], got ${saveShare}`)
+  const patchesPerFull = options.patchesPerFull ?? PATCHES_PER_FULL
+  const fullIntervalMs = options.fullIntervalMs ?? FULL_INTERVAL_MS
+  const patchLogs = targets.every((target) => target.patches !== undefined) ? targets.map((target) => target.patches!) : undefined
   let waiting: Snapshot | undefined
+  let waitingFull = false
   let saving: Promise<void> | undefined
+  /** The callers waiting to learn how their snapshot (or the newer one written instead) was stored. */
+  const callers: Array<(saved: SavedSnapshot | undefined) => void> = []
+  /** The snapshot last stored, what the next patch applies to: kept only while every target holds it. */
+  let stored: { readonly snapshot: Snapshot; readonly fullAt: number; readonly patches: number } | undefined
 
-  async function saveNow(snapshot: Snapshot, heldMs: number): Promise<void> {
+  /** Past the bounds: the snapshot stored last is written whole again once nothing else waits. */
+  const compactionDue = () => stored !== undefined && stored.patches > 0 && (stored.patches >= patchesPerFull || now() - stored.fullAt >= fullIntervalMs)
+
+  /** Stores `snapshot` as a patch against the one stored last, when that is allowed and cheaper; false when not stored so. */
+  async function savePatch(snapshot: Snapshot, heldMs: number): Promise<SavedSnapshot | false> {
+    // Patches go on past the bounds only while the whole snapshot waits to be written (snapshots
+    // coming back to back); twice the bounds, the change itself is stored whole.
+    if (!patchLogs || !stored || patchesPerFull === 0 || stored.patches >= 2 * patchesPerFull || now() - stored.fullAt >= 2 * fullIntervalMs) return false
+    const started = now()
+    let patch: ReturnType<typeof patchBetween>
+    let buf: Buffer
+    try {
+      patch = patchBetween(stored.snapshot, snapshot, origin, MAX_PATCH_PAGES)
+      if (!patch) return false
+      buf = encodePatch(patch)
+    } catch (caught) {
+      logger.warn({ err: caught, version: snapshot.version }, 'snapshot: making the patch failed; storing the snapshot whole')
+      return false
+    }
+    const index = stored.patches
+    const appended = await Promise.all(patchLogs.map((log) => log.append(buf, index).catch(() => false)))
+    if (appended.includes(false)) {
+      logger.warn({ version: snapshot.version, index }, 'snapshot: a patch was not stored where expected; storing the snapshot whole')
+      return false
+    }
+    stored = { snapshot, fullAt: stored.fullAt, patches: index + 1 }
+    logger.info(
+      {
+        version: snapshot.version, pages: snapshot.pages.length, changedPages: patch.pages.length, bytes: buf.length, index, durationMs: now() - started,
+        ...(heldMs > 0 ? { heldMs } : {}), targets: targets.map((t) => t.name),
+      },
+      'snapshot: saved as a patch',
+    )
+    return { fingerprint: snapshot.fingerprint, version: snapshot.version, patch: { from: patch.from, index } }
+  }
+
+  async function saveNow(snapshot: Snapshot, heldMs: number, full: boolean): Promise<SavedSnapshot | undefined> {
+    const patched = full ? false : await savePatch(snapshot, heldMs)
+    if (patched) return patched
+    stored = undefined
     const started = now()
     let buf: Buffer
     try {
       buf = await encodeSnapshotOfAsync(snapshot, origin, encodeOptions)
     } catch (caught) {
       logger.warn({ err: caught, version: snapshot.version }, 'snapshot: encoding failed; nothing written')
-      return
+      return undefined
     }
     const encodeMs = now() - started
-    await Promise.all(
+    const written = await Promise.all(
       targets.map(async (target) => {
         try {
           await target.write(buf)
+          return true
         } catch (caught) {
           logger.warn({ err: caught, target: target.name, version: snapshot.version }, 'snapshot: write failed')
+          return false
         }
       }),
     )
+    // Patches go on only over a full snapshot every target holds.
+    if (!written.includes(false)) stored = { snapshot, fullAt: started, patches: 0 }
     logger.info(
       {
         version: snapshot.version, pages: snapshot.pages.length, bytes: buf.length, encodeMs, durationMs: now() - started,
@@ -115,15 +220,28 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       },
       'snapshot: saved',
     )
+    return { fingerprint: snapshot.fingerprint, version: snapshot.version }
   }
 
   async function drain(): Promise<void> {
     let heldMs = 0
     while (waiting !== undefined) {
       const next = waiting
+      const full = waitingFull
+      const told = callers.splice(0)
       waiting = undefined
+      waitingFull = false
       const started = now()
-      await saveNow(next, heldMs)
+      const saved = await saveNow(next, heldMs, full)
+      // Told at once, before any compaction below: the announcement of a patch goes out while the
+      // patch is still in the log. A caller whose snapshot a newer one replaced learns the newer one.
+      for (const tell of told) tell(saved)
+      if (waiting === undefined && compactionDue()) {
+        // The whole snapshot, written after the patch was announced: followers read the patch
+        // meanwhile (an encoding takes about a second at 100,000 pages), and the log starts again.
+        await new Promise<void>((resolve) => setImmediate(resolve))
+        await saveNow(stored!.snapshot, 0, true)
+      }
       if (waiting === undefined) break
       // Another snapshot came while this one was saved: keep saving to its share of the time.
       heldMs = Math.max(0, Math.round((now() - started) * (1 / saveShare - 1)))
@@ -158,24 +276,41 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       logger.warn({ target: target.name, reason: mismatch }, `snapshot: skipped, ${mismatch}`)
       return undefined
     }
-    return { source: target.name, buf, metadata: read.metadata }
+    let stored: Buffer[] = []
+    if (target.patches) {
+      try {
+        stored = await settleWithin(`patches read from ${target.name}`, () => target.patches!.read(0), readTimeoutMs)
+      } catch (caught) {
+        logger.warn({ err: caught, target: target.name }, 'snapshot: the patches could not be read; the full snapshot alone is loaded')
+      }
+    }
+    const chain = chainFrom(read.metadata.fingerprint, stored)
+    const last = chain.at(-1)?.metadata ?? read.metadata
+    return { source: target.name, buf, metadata: read.metadata, patches: chain.map((link) => link.buf), syncedAt: last.syncedAt, version: last.version }
   }
 
   return {
-    save(snapshot) {
+    save(snapshot, saveOptions) {
       waiting = snapshot
+      waitingFull ||= saveOptions?.full === true
+      const told = new Promise<SavedSnapshot | undefined>((resolve) => callers.push(resolve))
       saving ??= drain()
-      return saving
+      return told
+    },
+
+    forgetStored() {
+      stored = undefined
     },
 
     async loadNewest() {
       const started = now()
       const candidates = (await Promise.all(targets.map(readCandidate))).filter((c): c is Candidate => c !== undefined)
       // Newest sync first; on a tie the higher version, then the targets' order.
-      candidates.sort((a, b) => b.metadata.syncedAt - a.metadata.syncedAt || b.metadata.version - a.metadata.version)
+      candidates.sort((a, b) => b.syncedAt - a.syncedAt || b.version - a.version)
       for (const [index, candidate] of candidates.entries()) {
-        const decoded = tryDecodeSnapshot(candidate.buf)
-        const loaded = decoded.ok ? rebuildFromDecoded(rebaseDecoded(decoded.decoded, origin.baseUrl)) : decoded
+        const chain = loadStoredChain(candidate.buf, candidate.patches, origin)
+        const loaded = chain.result
+        if (chain.why !== undefined) logger.warn({ target: candidate.source, reason: chain.why, patches: chain.patches }, 'snapshot: not every stored patch could be applied')
         if (!loaded.ok) {
           logger.warn({ target: candidate.source, reason: loaded.reason }, `snapshot: skipped, ${loaded.reason}`)
           continue
@@ -183,14 +318,14 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
         const { snapshot } = loaded
         for (const older of candidates.slice(index + 1)) {
           logger.info(
-            { target: older.source, syncedAt: older.metadata.syncedAt, version: older.metadata.version, loadedFrom: candidate.source },
+            { target: older.source, syncedAt: older.syncedAt, version: older.version, loadedFrom: candidate.source },
             'snapshot: skipped, not newer than the one loaded',
           )
         }
         logger.info(
           {
             target: candidate.source, version: snapshot.version, pages: snapshot.pages.length, syncedAt: snapshot.syncedAt,
-            ageMs: now() - snapshot.syncedAt, durationMs: now() - started,
+            patches: chain.patches, ageMs: now() - snapshot.syncedAt, durationMs: now() - started,
           },
           'snapshot: loaded',
         )
