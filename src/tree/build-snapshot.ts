@@ -5,7 +5,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { ownBytes } from '../json/own-string.js'
+import { ownBytes, ownString } from '../json/own-string.js'
 import { patchMap } from './patched-map.js'
 import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from './slices.js'
 import type { Dialect, PageFields, PageRecord, Snapshot } from './snapshot.js'
@@ -33,7 +33,8 @@ export interface SyncedPage extends PageFields {
  * digests mean the page's bytes did not change between two snapshots.
  */
 export function pageDigest(listItem: string, typedListItem: string | undefined, detail: string | Buffer): string {
-  return createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(detail).digest('base64url').slice(0, 22)
+  // Owned: a slice of the full digest would keep all of its 43 characters alive per page.
+  return ownString(createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(detail).digest('base64url').slice(0, 22))
 }
 
 /**
