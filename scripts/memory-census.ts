@@ -61,6 +61,41 @@ setInterval(() => {
 `
 }
 
+/**
+ * RSS by kind of mapping: the brk heap (malloc's main arena), file-backed, and anonymous ones (V8's
+ * heap pages, malloc's other arenas, large mmap'ed allocations), with the largest anonymous ones.
+ */
+function smapsSummary(pid: number): string {
+  const byKind = new Map<string, number>()
+  const anonymous: { range: string; size: number; rss: number }[] = []
+  let current: { range: string; name: string; size: number } | undefined
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+-[0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line)
+    if (head) {
+      const [from, to] = head[1]!.split('-').map((hex) => parseInt(hex, 16))
+      current = { range: head[1]!, name: head[2]!.trim(), size: to! - from! }
+      continue
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line)
+    if (!rss || current === undefined) continue
+    const bytes = Number(rss[1]) * 1024
+    const kind = current.name === '' ? 'anonymous' : current.name.startsWith('[') ? current.name : 'file-backed'
+    byKind.set(kind, (byKind.get(kind) ?? 0) + bytes)
+    if (kind === 'anonymous') anonymous.push({ range: current.range, size: current.size, rss: bytes })
+  }
+  const kinds = [...byKind].sort((a, b) => b[1] - a[1]).map(([kind, bytes]) => `    ${kind}: ${mib(bytes)}\n`).join('')
+  const top = anonymous.sort((a, b) => b.rss - a.rss).slice(0, 12).map((m) => `      ${m.range} size ${mib(m.size)} rss ${mib(m.rss)}\n`).join('')
+  const sizes = new Map<number, { count: number; rss: number }>()
+  for (const m of anonymous) {
+    const group = sizes.get(m.size) ?? { count: 0, rss: 0 }
+    group.count++
+    group.rss += m.rss
+    sizes.set(m.size, group)
+  }
+  const bySize = [...sizes].sort((a, b) => b[1].rss - a[1].rss).slice(0, 8).map(([size, g]) => `      ${g.count} × ${(size / 1024).toFixed(0)} KiB: rss ${mib(g.rss)}\n`).join('')
+  return `${kinds}    anonymous by mapping size:\n${bySize}    largest anonymous:\n${top}`
+}
+
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`
 
 const { values } = parseArgs({
@@ -69,6 +104,8 @@ const { values } = parseArgs({
     'heap-snapshot': { type: 'string' },
     /** Also read /metrics this many seconds after ready, before collecting (what the memory does at rest). */
     'rest': { type: 'string', default: '0' },
+    /** Also print cms-shield's largest memory mappings (from /proc) 1 s after ready. */
+    smaps: { type: 'boolean', default: false },
     /** Extra variables for cms-shield, e.g. `--env MALLOC_ARENA_MAX=2`. */
     env: { type: 'string', multiple: true, default: [] },
     /** Extra arguments for node before the entry point, e.g. `--node-arg=--max-semi-space-size=8`. */
@@ -114,6 +151,7 @@ try {
     heapUsed: metricSum(metrics, 'cms_shield_nodejs_heap_size_used_bytes'),
     external: metricSum(metrics, 'cms_shield_nodejs_external_memory_bytes'),
   }
+  const mappings = values.smaps ? smapsSummary(shield.pid) : undefined
   const restS = Number(values.rest)
   let atRest: typeof before | undefined
   if (restS > 0) {
@@ -142,7 +180,8 @@ try {
       (atRest === undefined ? '' : `  /metrics ${restS} s after ready: RSS ${mib(atRest.rss)}, heap used ${mib(atRest.heapUsed)}, external ${mib(atRest.external)}\n`) +
       `  after two full GCs:       RSS ${mib(collected.rss)}, heap used ${mib(collected.heapUsed)}, heap total ${mib(collected.heapTotal)}, external ${mib(collected.external)}, arrayBuffers ${mib(collected.arrayBuffers)}\n` +
       `  peak RSS (VmHWM):         ${mib(peak)}\n` +
-      (collected.snapshot === undefined ? '' : `  heap snapshot: ${collected.snapshot}\n`),
+      (collected.snapshot === undefined ? '' : `  heap snapshot: ${collected.snapshot}\n`) +
+      (mappings === undefined ? '' : `  mappings 1 s after ready (RSS by kind; largest anonymous ones):\n${mappings}`),
   )
 } finally {
   await stopAllChildren()

@@ -9,7 +9,8 @@ import { createHash } from 'node:crypto'
 import { createError, isProxyError } from '../errors.js'
 import { getMember, type JsonNode } from '../json/json-spans.js'
 import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-detail-urls.js'
-import { ownBytes, ownString } from '../json/own-string.js'
+import { bytesCopier } from '../json/byte-slabs.js'
+import { ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
 import { SLICE, type Pause } from '../tree/slices.js'
@@ -248,7 +249,7 @@ export interface FetchedPage {
   readonly urlDiffers: boolean
 }
 
-async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promise<FetchedPage> {
+async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBytes: (text: string) => Buffer): Promise<FetchedPage> {
   const path = `${options.pagesPath}${listed.id}/`
   const answer = await options.get(path, options.signal)
   if (answer.status === 404) inconsistent(`page ${listed.id} disappeared during the sync`, { path })
@@ -265,7 +266,7 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promi
   // Everything kept is made to own its bytes here, while the sync still spreads its work over the
   // CMS's answers: building the snapshot afterwards then copies and hashes only what is new. The
   // fields equal to the listing's (checked above) are the listing's strings, which own theirs.
-  const detailBytes = ownBytes(text)
+  const detailBytes = copyBytes(text)
   const page: SyncedPage = {
     id: detail.id,
     type: listed.type,
@@ -285,8 +286,10 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promi
 /** Fetches the details of `pages`, `options.concurrency` at a time; the first failure fails all. */
 export async function fetchDetails(options: FetchTreeOptions, pages: readonly ListedPage[]): Promise<FetchedPage[]> {
   const total = pages.length
+  // A full sync's details packed into slabs, a few pages' one by one (`byte-slabs.ts`).
+  const copyBytes = bytesCopier(total)
   try {
-    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page), (done) =>
+    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page, copyBytes), (done) =>
       options.onProgress?.({ phase: 'details', done, total }),
     )
   } catch (error) {

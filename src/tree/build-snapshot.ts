@@ -5,6 +5,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
+import { bytesCopier } from '../json/byte-slabs.js'
 import { ownBytes, ownString } from '../json/own-string.js'
 import { patchMap } from './patched-map.js'
 import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from './slices.js'
@@ -151,7 +152,7 @@ export interface BuildOptions {
 }
 
 /** The record for `page` at `order`: its carried-over record when nothing about it changed. */
-function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string): PageRecord {
+function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer): PageRecord {
   const from = page.from
   if (
     from !== undefined && page.digest === from.digest && from.order === order && from.subtreeEnd === subtreeEnd &&
@@ -172,7 +173,7 @@ function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: s
     subtreeEnd,
     listItem: page.listItem,
     typedListItem: page.typedListItem,
-    detail: typeof page.detail === 'string' ? ownBytes(page.detail) : page.detail,
+    detail: typeof page.detail === 'string' ? copyBytes(page.detail) : page.detail,
     digest,
   }
 }
@@ -248,11 +249,13 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
   const byId = new Map<number, PageRecord>()
   const childrenOf = new Map<number, PageRecord[]>()
   const types = new Map<string, string>()
+  // Details as text (a snapshot loaded from Redis or a file) are packed into slabs (`byte-slabs.ts`).
+  const copyBytes = bytesCopier(pages.length)
   yield* inSlices(pages.length, (from, to) => {
     for (let order = from; order < to; order++) {
       const page = pages[order]!
       const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest)
+      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest, copyBytes)
       records[order] = record
       byId.set(record.id, record)
       if (record.parentId !== null) {
@@ -331,7 +334,7 @@ function* patchSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPag
       throw new TypeError(`page ${page.id} cannot be replaced in place: it is new, or its parent, slug or type changed`)
     }
     const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-    const record = recordOf(page, before.order, before.subtreeEnd, digest)
+    const record = recordOf(page, before.order, before.subtreeEnd, digest, ownBytes)
     records[before.order] = record
     byIdChanges.set(record.id, record)
     touchedBlocks.add(Math.floor(before.order / FINGERPRINT_BLOCK))
