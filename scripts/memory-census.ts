@@ -34,6 +34,9 @@ interface Collected {
   heapTotal: number
   external: number
   arrayBuffers: number
+  /** V8's heap spaces (size and used bytes) just before and after the collections. */
+  spacesBefore: Record<string, { size: number; used: number }>
+  spacesAfter: Record<string, { size: number; used: number }>
   snapshot?: string
 }
 
@@ -41,7 +44,7 @@ interface Collected {
 function preloadSource(file: string, snapshotFile: string | undefined): string {
   return `
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { writeHeapSnapshot } from 'node:v8';
+import { getHeapSpaceStatistics, writeHeapSnapshot } from 'node:v8';
 const FILE = ${JSON.stringify(file)};
 const SNAPSHOT = ${JSON.stringify(snapshotFile ?? null)};
 let done = 0;
@@ -50,10 +53,12 @@ setInterval(() => {
   try { seq = Number(readFileSync(FILE + '.gc', 'utf8')); } catch { return; }
   if (!(seq > done)) return;
   done = seq;
+  const spaces = () => Object.fromEntries(getHeapSpaceStatistics().map((s) => [s.space_name, { size: s.space_size, used: s.space_used_size }]));
+  const spacesBefore = spaces();
   globalThis.gc();
   globalThis.gc();
   const m = process.memoryUsage();
-  const result = { seq, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers };
+  const result = { seq, rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, spacesBefore, spacesAfter: spaces() };
   if (SNAPSHOT !== null) result.snapshot = writeHeapSnapshot(SNAPSHOT);
   writeFileSync(FILE + '.tmp', JSON.stringify(result));
   renameSync(FILE + '.tmp', FILE);
@@ -179,6 +184,11 @@ try {
       `  /metrics 1 s after ready: RSS ${mib(before.rss)}, heap used ${mib(before.heapUsed)}, external ${mib(before.external)}\n` +
       (atRest === undefined ? '' : `  /metrics ${restS} s after ready: RSS ${mib(atRest.rss)}, heap used ${mib(atRest.heapUsed)}, external ${mib(atRest.external)}\n`) +
       `  after two full GCs:       RSS ${mib(collected.rss)}, heap used ${mib(collected.heapUsed)}, heap total ${mib(collected.heapTotal)}, external ${mib(collected.external)}, arrayBuffers ${mib(collected.arrayBuffers)}\n` +
+      `  heap spaces before → after the collections (used / size):\n${Object.keys(collected.spacesBefore).map((name) => {
+        const b = collected.spacesBefore[name]!
+        const a = collected.spacesAfter[name]!
+        return `    ${name}: ${mib(b.used)} / ${mib(b.size)} → ${mib(a.used)} / ${mib(a.size)}\n`
+      }).join('')}` +
       `  peak RSS (VmHWM):         ${mib(peak)}\n` +
       (collected.snapshot === undefined ? '' : `  heap snapshot: ${collected.snapshot}\n`) +
       (mappings === undefined ? '' : `  mappings 1 s after ready (RSS by kind; largest anonymous ones):\n${mappings}`),

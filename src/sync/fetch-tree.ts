@@ -205,13 +205,24 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
 }
 
 /**
+ * Pages whose records in the snapshot being kept were made from this pass's own listed pages (their
+ * details were fetched in this sync, and `fetchDetail` reuses the listed page's strings).
+ */
+export interface BuiltFromPass {
+  has(id: number): boolean
+}
+
+/**
  * A pass's windows to keep for the next one, their pages pointing at the strings `snapshot` keeps
  * for them (the same texts), so that keeping them pins no response body and copies nothing.
  * Windows in `pass.reused` already do. A window with a page `snapshot` does not hold as listed
  * (never, after a successful sync) is dropped: the next pass parses it again. `pause` gives the
- * event loop back between windows.
+ * event loop back between windows. A page in `built` is kept as it is: after a full sync that is
+ * every page, and no second object per page is made just as the sync ends.
  */
-export async function windowsToKeep(pass: ListingPass, snapshot: Snapshot, pause: () => Promise<void>): Promise<Map<string, ListingWindow>> {
+export async function windowsToKeep(
+  pass: ListingPass, snapshot: Snapshot, pause: () => Promise<void>, built?: BuiltFromPass,
+): Promise<Map<string, ListingWindow>> {
   const kept = new Map<string, ListingWindow>()
   for (const [path, window] of pass.windows) {
     if (pass.reused.has(path)) {
@@ -228,6 +239,11 @@ export async function windowsToKeep(pass: ListingPass, snapshot: Snapshot, pause
         record === undefined || record.listItem !== page.listItem ||
         (flags !== undefined && (flags.showInMenus !== record.showInMenus || flags.seoTitle !== record.seoTitle || flags.searchDescription !== record.searchDescription))
       ) break
+      // The record took this very page's strings: keeping the page keeps nothing twice.
+      if (built?.has(page.id)) {
+        pages.push(page)
+        continue
+      }
       pages.push({
         ...page,
         listItem: record.listItem,

@@ -9,7 +9,7 @@ import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
 import { inSlices, runToEnd, runWithPauses, type Steps } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import {
-  fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
+  fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type BuiltFromPass, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
 } from './fetch-tree.js'
 import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshReason } from './plan-refresh.js'
 import { refreshInPlace } from './refresh-in-place.js'
@@ -42,6 +42,11 @@ export interface SyncedTree {
   readonly removed: number
   /** The listing pass, to keep its windows for the next sync (`windowsToKeep`). */
   readonly listing: ListingPass
+  /**
+   * The pages whose details this sync fetched, out of `listing`'s own pages: a snapshot built from
+   * `pages` holds their listing strings as they are (`windowsToKeep`'s `built`).
+   */
+  readonly fetched?: BuiltFromPass
   /**
    * Incremental only: the CMS showed exactly the previous snapshot's pages (every listing window
    * byte for byte the same, every detail fetched again with the same digest), so building a new
@@ -163,5 +168,6 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     ...(reasons ? { reasons } : {}),
     removed,
     listing,
+    fetched: byId,
   }
 }
