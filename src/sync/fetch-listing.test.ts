@@ -111,4 +111,25 @@ describe('a listing pass', () => {
     for (const path of second.reused) expect(second.windows.get(path)).toBe(kept.get(path))
     expect(second.pages[4]!.listItem).toContain('Page 5, edited')
   })
+
+  it('keeps the very listed pages a snapshot was built from, and copies of the others', async () => {
+    const cms = listingCms(tenPages())
+    const pass = await fetchListingPass(fetchOptions(cms.get))
+    const snapshot = buildSnapshot(
+      pass.pages.map((page, i) => ({
+        id: page.id, type: page.type, title: page.title, slug: page.slug, showInMenus: false, seoTitle: '', searchDescription: '',
+        parentId: i === 0 ? null : 1, listItem: page.listItem, detail: '{}',
+      })),
+      { version: 1, syncedAt: 0, dialect: { limitMax: 3, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' } },
+    )
+    const fetched = new Set([1, 2, 3, 7])
+    const kept = await windowsToKeep(pass, snapshot, async () => {}, fetched)
+    const keptPages = [...kept.values()].flatMap((window) => window.pages)
+    expect(keptPages.map((page) => page.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    keptPages.forEach((page, i) => {
+      if (fetched.has(page.id)) expect(page).toBe(pass.pages[i])
+      else expect(page).not.toBe(pass.pages[i])
+      expect(page).toEqual(pass.pages[i])
+    })
+  })
 })
