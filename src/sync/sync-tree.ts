@@ -138,13 +138,18 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     toFetch = plan.fetch
     reasons = plan.reasons
     removed = plan.removed.length
+  } else if (options.previous) {
+    const listedIds = new Set<number>()
+    for (const page of listed) listedIds.add(page.id)
+    removed = options.previous.pages.filter((record) => !listedIds.has(record.id)).length
   } else {
-    const listedIds = new Set(listed.map((page) => page.id))
-    removed = options.previous?.pages.filter((record) => !listedIds.has(record.id)).length ?? 0
+    removed = 0
   }
   const fetchedEarly = new Set(early.map(({ page }) => page.id))
   const fetched = [...early, ...(await fetchDetails(options, toFetch.filter((page) => !fetchedEarly.has(page.id))))]
-  const byId = new Map(fetched.map((f) => [f.page.id, f.page]))
+  // Filled in a loop: at 100,000 pages, `new Map(fetched.map(...))` leaves as many [id, page] pairs behind as garbage.
+  const byId = new Map<number, SyncedPage>()
+  for (const { page } of fetched) byId.set(page.id, page)
 
   const typed = new Map<number, string>()
   const listedTypes = typesToList(fetched, previous)
