@@ -110,7 +110,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const now = options.now ?? Date.now
   const userAgent = options.userAgent ?? 'cms-shield'
   const ownsDispatcher = options.dispatcher === undefined
-  const dispatcher = options.dispatcher ?? new Pool(base.origin, {
+  // Read once: URL's `origin` getter builds a new string on every call (once per CMS request).
+  const origin = base.origin
+  const dispatcher = options.dispatcher ?? new Pool(origin, {
     connections: options.connections,
     // No pipelining: one slow detail must not hold the answers queued behind it.
     pipelining: 1,
@@ -153,7 +155,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     signal?.addEventListener('abort', forwardAbort, { once: true })
     try {
       const response = await dispatcher.request({
-        origin: base.origin,
+        origin,
         path,
         method: 'GET',
         headers: { accept, 'user-agent': userAgent },
