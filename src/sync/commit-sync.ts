@@ -97,7 +97,8 @@ export function createSyncCommit(deps: CommitDeps): SyncCommit {
       const changed = candidate.fingerprint !== previous?.fingerprint
       // An unchanged tree keeps its snapshot (and every body rendered from it), unless a full
       // sync must record that every detail was checked.
-      const kept = await windowsToKeep(tree.listing, changed ? candidate : previous!, deps.pause)
+      // Only the candidate was built from this pass's pages.
+      const kept = await windowsToKeep(tree.listing, changed ? candidate : previous!, deps.pause, changed ? tree.fetched : undefined)
       if (changed) state.current = candidate
       else if (mode === 'full' && state.current) state.current = { ...state.current, fullSyncedAt: startedAt }
       state.windows = { of: state.current!, windows: kept }

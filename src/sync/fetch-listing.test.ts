@@ -9,7 +9,8 @@ import { renderWagtailJson } from '../json/json-text.js'
 import { createUrlRewriter } from '../json/rewrite-detail-urls.js'
 import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
 import { buildSnapshot } from '../tree/build-snapshot.js'
-import { fetchListingPass, windowsToKeep, type FetchTreeOptions } from './fetch-tree.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import { fetchListingPass, windowsToKeep, type FetchTreeOptions, type ListingPass } from './fetch-tree.js'
 import type { UpstreamAnswer, UpstreamGet } from './upstream-port.js'
 
 interface StubPage { id: number; title: string }
@@ -59,6 +60,17 @@ async function failure(promise: Promise<unknown>): Promise<string> {
   throw new Error('the pass did not fail')
 }
 
+/** A snapshot of a pass's pages under page 1, built from the pass's own listing strings. */
+function snapshotOf(pass: ListingPass): Snapshot {
+  return buildSnapshot(
+    pass.pages.map((page, i) => ({
+      id: page.id, type: page.type, title: page.title, slug: page.slug, showInMenus: false, seoTitle: '', searchDescription: '',
+      parentId: i === 0 ? null : 1, listItem: page.listItem, detail: '{}',
+    })),
+    { version: 1, syncedAt: 0, dialect: { limitMax: 3, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' } },
+  )
+}
+
 describe('a listing pass', () => {
   it('reads the windows after the first in parallel and keeps tree order whatever order they arrive in', async () => {
     // Later windows answer first.
@@ -89,13 +101,7 @@ describe('a listing pass', () => {
     const pages = tenPages()
     const cms = listingCms(pages)
     const first = await fetchListingPass(fetchOptions(cms.get))
-    const snapshot = buildSnapshot(
-      first.pages.map((page, i) => ({
-        id: page.id, type: page.type, title: page.title, slug: page.slug, showInMenus: false, seoTitle: '', searchDescription: '',
-        parentId: i === 0 ? null : 1, listItem: page.listItem, detail: '{}',
-      })),
-      { version: 1, syncedAt: 0, dialect: { limitMax: 3, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'Could not satisfy the request Accept header.' } },
-    )
+    const snapshot = snapshotOf(first)
     // Kept windows point at the snapshot's texts; a window that disagrees with it is dropped.
     const kept = await windowsToKeep(first, snapshot, async () => {})
     expect(kept.size).toBe(4)
@@ -110,5 +116,20 @@ describe('a listing pass', () => {
     expect([...second.reused].map((path) => /offset=(\d+)/.exec(path)![1])).toEqual(['0', '6', '9'])
     for (const path of second.reused) expect(second.windows.get(path)).toBe(kept.get(path))
     expect(second.pages[4]!.listItem).toContain('Page 5, edited')
+  })
+
+  it('keeps the very listed pages a snapshot was built from, and copies of the others', async () => {
+    const cms = listingCms(tenPages())
+    const pass = await fetchListingPass(fetchOptions(cms.get))
+    const snapshot = snapshotOf(pass)
+    const fetched = new Set([1, 2, 3, 7])
+    const kept = await windowsToKeep(pass, snapshot, async () => {}, fetched)
+    const keptPages = [...kept.values()].flatMap((window) => window.pages)
+    expect(keptPages.map((page) => page.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
+    keptPages.forEach((page, i) => {
+      if (fetched.has(page.id)) expect(page).toBe(pass.pages[i])
+      else expect(page).not.toBe(pass.pages[i])
+      expect(page).toEqual(pass.pages[i])
+    })
   })
 })

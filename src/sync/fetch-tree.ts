@@ -9,13 +9,14 @@ import { createHash } from 'node:crypto'
 import { createError, isProxyError } from '../errors.js'
 import { getMember, type JsonNode } from '../json/json-spans.js'
 import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-detail-urls.js'
-import { ownBytes, ownString } from '../json/own-string.js'
+import { bytesCopier } from '../json/byte-slabs.js'
+import { ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
 import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedPage } from './plan-refresh.js'
-import { readDetail, readInteger, readListItem, readListItemWithFlags } from './read-page-fields.js'
+import { readDetail, readInteger, readListItem, readListItemWithFlags, type ListedFields } from './read-page-fields.js'
 import { badStatusError, isJson, type UpstreamAnswer, type UpstreamGet } from './upstream-port.js'
 
 export interface FetchProgress {
@@ -89,6 +90,31 @@ export interface ListingPass {
   readonly reused: ReadonlySet<string>
 }
 
+/**
+ * A listed page whose strings own their characters. Everything read out of a window is a slice of
+ * its body, and the pages outlive the window's parse by the whole details phase (a full sync at
+ * 100,000 pages: 400 bodies, about 100 MB, pinned until the snapshot replaced them). Copied here,
+ * each body is garbage as soon as it is parsed, and the page's details reuse these strings
+ * (`fetchDetail`) instead of copying them again. Type names are shared: a tree has a few dozen.
+ */
+function ownListedPage(fields: ListedFields, listItem: string, types: Map<string, string>): ListedPage {
+  let type = types.get(fields.type)
+  if (type === undefined) {
+    type = ownString(fields.type)
+    types.set(type, type)
+  }
+  const flags = fields.flags
+  return {
+    id: fields.id,
+    type,
+    title: ownString(fields.title),
+    slug: ownString(fields.slug),
+    htmlUrl: fields.htmlUrl === null ? null : ownString(fields.htmlUrl),
+    ...(flags ? { flags: { showInMenus: flags.showInMenus, seoTitle: ownString(flags.seoTitle), searchDescription: ownString(flags.searchDescription) } } : {}),
+    listItem: ownString(listItem),
+  }
+}
+
 /** Walks the listing in tree order, every page of it, refusing a walk that mixes two moments. */
 async function fetchListing(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListedPage[]> {
   return (await fetchListingPass(options, listing)).pages
@@ -110,6 +136,7 @@ interface WindowRead {
  * unchanged window is taken from `reuse` as it is.
  */
 export async function fetchListingPass(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListingPass> {
+  const types = new Map<string, string>()
   const limit = options.pageSize ?? UNLIMITED
   const query = `${listing.filter ?? ''}${listing.withFields ? LISTING_FIELDS_PARAM : ''}`
   const pathAt = (offset: number) => `${options.pagesPath}?${query}offset=${offset}&limit=${limit}`
@@ -129,7 +156,7 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
     const pages = items.items.map((item): ListedPage => {
       const fields = listing.withFields ? readListItemWithFlags(item, path) : readListItem(item, path)
       const listItem = listing.withFields ? stripExtraFields(text, item) : text.slice(item.start, item.end)
-      return { ...fields, htmlUrl: fields.htmlUrl === null ? null : ownString(fields.htmlUrl), listItem }
+      return ownListedPage(fields, listItem, types)
     })
     return { window: { digest, total, pages }, reused: false }
   }
@@ -178,13 +205,24 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
 }
 
 /**
+ * Pages whose records in the snapshot being kept were made from this pass's own listed pages (their
+ * details were fetched in this sync, and `fetchDetail` reuses the listed page's strings).
+ */
+export interface BuiltFromPass {
+  has(id: number): boolean
+}
+
+/**
  * A pass's windows to keep for the next one, their pages pointing at the strings `snapshot` keeps
  * for them (the same texts), so that keeping them pins no response body and copies nothing.
  * Windows in `pass.reused` already do. A window with a page `snapshot` does not hold as listed
  * (never, after a successful sync) is dropped: the next pass parses it again. `pause` gives the
- * event loop back between windows.
+ * event loop back between windows. A page in `built` is kept as it is: after a full sync that is
+ * every page, and no second object per page is made just as the sync ends.
  */
-export async function windowsToKeep(pass: ListingPass, snapshot: Snapshot, pause: () => Promise<void>): Promise<Map<string, ListingWindow>> {
+export async function windowsToKeep(
+  pass: ListingPass, snapshot: Snapshot, pause: () => Promise<void>, built?: BuiltFromPass,
+): Promise<Map<string, ListingWindow>> {
   const kept = new Map<string, ListingWindow>()
   for (const [path, window] of pass.windows) {
     if (pass.reused.has(path)) {
@@ -201,6 +239,11 @@ export async function windowsToKeep(pass: ListingPass, snapshot: Snapshot, pause
         record === undefined || record.listItem !== page.listItem ||
         (flags !== undefined && (flags.showInMenus !== record.showInMenus || flags.seoTitle !== record.seoTitle || flags.searchDescription !== record.searchDescription))
       ) break
+      // The record took this very page's strings: keeping the page keeps nothing twice.
+      if (built?.has(page.id)) {
+        pages.push(page)
+        continue
+      }
       pages.push({
         ...page,
         listItem: record.listItem,
@@ -222,7 +265,7 @@ export interface FetchedPage {
   readonly urlDiffers: boolean
 }
 
-async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promise<FetchedPage> {
+async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBytes: (text: string) => Buffer): Promise<FetchedPage> {
   const path = `${options.pagesPath}${listed.id}/`
   const answer = await options.get(path, options.signal)
   if (answer.status === 404) inconsistent(`page ${listed.id} disappeared during the sync`, { path })
@@ -237,21 +280,21 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promi
     inconsistent(`page ${listed.id} changed between its listing and its detail`, { path })
   }
   // Everything kept is made to own its bytes here, while the sync still spreads its work over the
-  // CMS's answers: building the snapshot afterwards then copies and hashes only what is new.
-  const detailBytes = ownBytes(text)
-  const listItem = ownString(listed.listItem)
+  // CMS's answers: building the snapshot afterwards then copies and hashes only what is new. The
+  // fields equal to the listing's (checked above) are the listing's strings, which own theirs.
+  const detailBytes = copyBytes(text)
   const page: SyncedPage = {
     id: detail.id,
-    type: ownString(detail.type),
-    title: ownString(detail.title),
-    slug: ownString(detail.slug),
+    type: listed.type,
+    title: listed.title,
+    slug: listed.slug,
     showInMenus: detail.showInMenus,
-    seoTitle: ownString(detail.seoTitle),
-    searchDescription: ownString(detail.searchDescription),
+    seoTitle: flags?.seoTitle ?? ownString(detail.seoTitle),
+    searchDescription: flags?.searchDescription ?? ownString(detail.searchDescription),
     parentId: detail.parentId,
-    listItem,
+    listItem: listed.listItem,
     detail: detailBytes,
-    digest: pageDigest(listItem, undefined, detailBytes),
+    digest: pageDigest(listed.listItem, undefined, detailBytes),
   }
   return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl }
 }
@@ -259,8 +302,10 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage): Promi
 /** Fetches the details of `pages`, `options.concurrency` at a time; the first failure fails all. */
 export async function fetchDetails(options: FetchTreeOptions, pages: readonly ListedPage[]): Promise<FetchedPage[]> {
   const total = pages.length
+  // A full sync's details packed into slabs, a few pages' one by one (`byte-slabs.ts`).
+  const copyBytes = bytesCopier(total)
   try {
-    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page), (done) =>
+    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page, copyBytes), (done) =>
       options.onProgress?.({ phase: 'details', done, total }),
     )
   } catch (error) {
@@ -282,7 +327,7 @@ export async function fetchTypedItems(options: FetchTreeOptions, type: string, e
   if (ids.length !== expected.length || ids.some((id, i) => id !== expected[i])) {
     inconsistent(`the listing of type ${type} does not hold the same pages as the whole listing`, { type })
   }
-  return new Map(listed.map((item) => [item.id, ownString(item.listItem)]))
+  return new Map(listed.map((item) => [item.id, item.listItem]))
 }
 
 /** Runs `work` over `items` with at most `concurrency` in flight; the first failure stops the rest. */

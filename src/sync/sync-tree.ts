@@ -9,7 +9,7 @@ import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
 import { inSlices, runToEnd, runWithPauses, type Steps } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import {
-  fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
+  fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type BuiltFromPass, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
 } from './fetch-tree.js'
 import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshReason } from './plan-refresh.js'
 import { refreshInPlace } from './refresh-in-place.js'
@@ -42,6 +42,11 @@ export interface SyncedTree {
   readonly removed: number
   /** The listing pass, to keep its windows for the next sync (`windowsToKeep`). */
   readonly listing: ListingPass
+  /**
+   * The pages whose details this sync fetched, out of `listing`'s own pages: a snapshot built from
+   * `pages` holds their listing strings as they are (`windowsToKeep`'s `built`).
+   */
+  readonly fetched?: BuiltFromPass
   /**
    * Incremental only: the CMS showed exactly the previous snapshot's pages (every listing window
    * byte for byte the same, every detail fetched again with the same digest), so building a new
@@ -133,13 +138,18 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     toFetch = plan.fetch
     reasons = plan.reasons
     removed = plan.removed.length
+  } else if (options.previous) {
+    const listedIds = new Set<number>()
+    for (const page of listed) listedIds.add(page.id)
+    removed = options.previous.pages.filter((record) => !listedIds.has(record.id)).length
   } else {
-    const listedIds = new Set(listed.map((page) => page.id))
-    removed = options.previous?.pages.filter((record) => !listedIds.has(record.id)).length ?? 0
+    removed = 0
   }
   const fetchedEarly = new Set(early.map(({ page }) => page.id))
   const fetched = [...early, ...(await fetchDetails(options, toFetch.filter((page) => !fetchedEarly.has(page.id))))]
-  const byId = new Map(fetched.map((f) => [f.page.id, f.page]))
+  // Filled in a loop: at 100,000 pages, `new Map(fetched.map(...))` leaves as many [id, page] pairs behind as garbage.
+  const byId = new Map<number, SyncedPage>()
+  for (const { page } of fetched) byId.set(page.id, page)
 
   const typed = new Map<number, string>()
   const listedTypes = typesToList(fetched, previous)
@@ -163,5 +173,6 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     ...(reasons ? { reasons } : {}),
     removed,
     listing,
+    fetched: byId,
   }
 }

@@ -5,7 +5,8 @@
  * @module
  */
 import { createHash } from 'node:crypto'
-import { ownBytes } from '../json/own-string.js'
+import { bytesCopier } from '../json/byte-slabs.js'
+import { ownBytes, ownString } from '../json/own-string.js'
 import { patchMap } from './patched-map.js'
 import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from './slices.js'
 import type { Dialect, PageFields, PageRecord, Snapshot } from './snapshot.js'
@@ -33,7 +34,8 @@ export interface SyncedPage extends PageFields {
  * digests mean the page's bytes did not change between two snapshots.
  */
 export function pageDigest(listItem: string, typedListItem: string | undefined, detail: string | Buffer): string {
-  return createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(detail).digest('base64url').slice(0, 22)
+  // Owned: a slice of the full digest would keep all of its 43 characters alive per page.
+  return ownString(createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(detail).digest('base64url').slice(0, 22))
 }
 
 /**
@@ -150,7 +152,7 @@ export interface BuildOptions {
 }
 
 /** The record for `page` at `order`: its carried-over record when nothing about it changed. */
-function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string): PageRecord {
+function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer): PageRecord {
   const from = page.from
   if (
     from !== undefined && page.digest === from.digest && from.order === order && from.subtreeEnd === subtreeEnd &&
@@ -171,7 +173,7 @@ function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: s
     subtreeEnd,
     listItem: page.listItem,
     typedListItem: page.typedListItem,
-    detail: typeof page.detail === 'string' ? ownBytes(page.detail) : page.detail,
+    detail: typeof page.detail === 'string' ? copyBytes(page.detail) : page.detail,
     digest,
   }
 }
@@ -247,11 +249,13 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
   const byId = new Map<number, PageRecord>()
   const childrenOf = new Map<number, PageRecord[]>()
   const types = new Map<string, string>()
+  // Details as text (a snapshot loaded from Redis or a file) are packed into slabs (`byte-slabs.ts`).
+  const copyBytes = bytesCopier(pages.length)
   yield* inSlices(pages.length, (from, to) => {
     for (let order = from; order < to; order++) {
       const page = pages[order]!
       const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest)
+      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest, copyBytes)
       records[order] = record
       byId.set(record.id, record)
       if (record.parentId !== null) {
@@ -330,7 +334,7 @@ function* patchSteps(previous: Snapshot, replaced: ReadonlyMap<number, SyncedPag
       throw new TypeError(`page ${page.id} cannot be replaced in place: it is new, or its parent, slug or type changed`)
     }
     const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-    const record = recordOf(page, before.order, before.subtreeEnd, digest)
+    const record = recordOf(page, before.order, before.subtreeEnd, digest, ownBytes)
     records[before.order] = record
     byIdChanges.set(record.id, record)
     touchedBlocks.add(Math.floor(before.order / FINGERPRINT_BLOCK))

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { EventEmitter } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
 import { Pool, type Dispatcher } from 'undici'
 import { createError, isProxyError } from '../errors.js'
@@ -109,7 +110,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   const now = options.now ?? Date.now
   const userAgent = options.userAgent ?? 'cms-shield'
   const ownsDispatcher = options.dispatcher === undefined
-  const dispatcher = options.dispatcher ?? new Pool(base.origin, {
+  // Read once: URL's `origin` getter builds a new string on every call (once per CMS request).
+  const origin = base.origin
+  const dispatcher = options.dispatcher ?? new Pool(origin, {
     connections: options.connections,
     // No pipelining: one slow detail must not hold the answers queued behind it.
     pipelining: 1,
@@ -136,21 +139,27 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   async function attemptUnreported(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
     // undici's headersTimeout/bodyTimeout measure idle gaps, not the whole transfer; a CMS that
     // trickles a byte a second would never trip them. This controller is the real deadline.
-    const controller = new AbortController()
+    // An EventEmitter, not an AbortController: undici takes either, and at 100,000 detail fetches
+    // a sync the controller, its signal and their listener maps were a large share of what a full
+    // sync left in the old generation (docs/performance.md, "Memory at 100,000 pages"). Only the
+    // two causes below ever abort, and the catch tells them apart by their own flags.
+    const abort = new EventEmitter()
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
-      controller.abort(new Error('deadline'))
+      abort.emit('abort')
     }, timeoutMs)
-    const forwardAbort = (): void => controller.abort(signal?.reason)
+    const forwardAbort = (): void => {
+      abort.emit('abort')
+    }
     signal?.addEventListener('abort', forwardAbort, { once: true })
     try {
       const response = await dispatcher.request({
-        origin: base.origin,
+        origin,
         path,
         method: 'GET',
         headers: { accept, 'user-agent': userAgent },
-        signal: controller.signal,
+        signal: abort,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
       })
