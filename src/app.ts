@@ -14,11 +14,12 @@ import type { SharedTier } from './cache/shared-tier.js'
 import type { MemoryStore } from './cache/stores/memory-store.js'
 import { composeCaches } from './compose/caches.js'
 import { clockOf } from './compose/clock.js'
-import { composeCluster } from './compose/cluster.js'
+import { composeCluster, instanceOwner } from './compose/cluster.js'
 import { registerLifecycle } from './compose/lifecycle.js'
 import { composeMetrics, registerOperations } from './compose/operations.js'
 import { composePersistence } from './compose/persistence.js'
 import { serverOptions } from './compose/server.js'
+import { composeServed } from './compose/served.js'
 import { composeServing } from './compose/serving.js'
 import { composeSync } from './compose/sync.js'
 import { composeUpstream } from './compose/upstream.js'
@@ -87,7 +88,9 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const persistence = composePersistence(config, caches.shared, logger, clock.now)
   const sync = composeSync({ config, upstream, persistence, cluster: () => cluster, logger, events, clock })
   const { shared } = caches
-  const cluster = shared ? composeCluster({ config, shared, sync, persistence, logger, events, clock }) : undefined
+  const owner = instanceOwner()
+  const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, logger, events, clock }) : undefined
+  const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, events, now: clock.now })
@@ -102,7 +105,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   registerOperations(app, operations, metrics)
   serving.registerAnswerHooks()
   registerLifecycle(app, {
-    config, sync, shared, persistence, cluster, metrics, closeUpstream: () => upstream.close(), autoSync: deps.autoSync ?? true,
+    config, sync, shared, persistence, cluster, served, metrics, closeUpstream: () => upstream.close(), autoSync: deps.autoSync ?? true,
   })
   return app
 }

@@ -296,10 +296,10 @@ describe('sync and snapshots', () => {
 
   it('counts swaps by source, and changed pages only for snapshots synced here', async () => {
     const { metrics, events } = rig()
-    events.emit('snapshot', { version: 1, pages: 89, syncedAt: 0, source: 'storage', changedPages: 89 })
-    events.emit('snapshot', { version: 2, pages: 89, syncedAt: 0, source: 'sync', changedPages: 3 })
-    events.emit('snapshot', { version: 3, pages: 90, syncedAt: 0, source: 'sync', changedPages: 1 })
-    events.emit('snapshot', { version: 4, pages: 90, syncedAt: 0, source: 'peer', changedPages: 5 })
+    events.emit('snapshot', { version: 1, fingerprint: 'f1', pages: 89, syncedAt: 0, source: 'storage', changedPages: 89 })
+    events.emit('snapshot', { version: 2, fingerprint: 'f2', pages: 89, syncedAt: 0, source: 'sync', changedPages: 3 })
+    events.emit('snapshot', { version: 3, fingerprint: 'f3', pages: 90, syncedAt: 0, source: 'sync', changedPages: 1 })
+    events.emit('snapshot', { version: 4, fingerprint: 'f4', pages: 90, syncedAt: 0, source: 'peer', changedPages: 5 })
 
     const families = await scrape(metrics)
     expect(valueOf(families, 'cms_shield_snapshot_swaps_total', { source: 'storage' })).toBe(1)

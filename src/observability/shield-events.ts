@@ -49,6 +49,8 @@ export interface ShieldEventMap {
   /** A new snapshot is served (`sync`: this instance synced it; `peer`: loaded from the one that syncs). */
   readonly snapshot: {
     readonly version: number
+    /** The snapshot's fingerprint: equal on every instance serving the same tree (whatever its BASE_URL). */
+    readonly fingerprint: string
     readonly pages: number
     readonly syncedAt: number
     readonly source: 'sync' | 'storage' | 'peer'
