@@ -19,6 +19,7 @@ export const LAYERS = [
   ['persist', ['persist']],
   ['cache', ['cache']],
   ['cluster', ['cluster']],
+  ['cdn', ['cdn']],
   ['http', ['http']],
   ['composition', ['compose', 'app.ts', 'main.ts']],
 ]

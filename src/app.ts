@@ -13,13 +13,14 @@ import type { ReadThrough } from './cache/read-through.js'
 import type { SharedTier } from './cache/shared-tier.js'
 import type { MemoryStore } from './cache/stores/memory-store.js'
 import { composeCaches } from './compose/caches.js'
+import { composeCdn, type CdnParts } from './compose/cdn.js'
 import { clockOf } from './compose/clock.js'
 import { composeCluster, instanceOwner } from './compose/cluster.js'
 import { registerLifecycle } from './compose/lifecycle.js'
 import { composeMetrics, registerOperations } from './compose/operations.js'
 import { composePersistence } from './compose/persistence.js'
 import { serverOptions } from './compose/server.js'
-import { composeServed } from './compose/served.js'
+import { composeServed, servedPurgeGate } from './compose/served.js'
 import { composeServing } from './compose/serving.js'
 import { composeSync } from './compose/sync.js'
 import { composeUpstream } from './compose/upstream.js'
@@ -45,6 +46,8 @@ export interface AppDependencies {
   readonly timers?: Timers
   /** Start syncing when the app is ready (default true). Tests may call `shield.sync.syncNow()` themselves. */
   readonly autoSync?: boolean
+  /** Transport to the CDN purge APIs and Varnish (tests: loopback fakes); default undici's global agent. */
+  readonly cdnDispatcher?: Dispatcher
 }
 
 /** The parts of the app tests and operations reach into. */
@@ -64,6 +67,8 @@ export interface Shield {
   requestRefresh(request: RefreshRequest): void
   /** What happens, for metrics and logs. */
   readonly events: ShieldEvents
+  /** CDN purging after each synced swap (docs/cdn-purging.md); `cdn.delivery` is undefined without a target. */
+  readonly cdn: CdnParts
   readonly memoryTier: MemoryStore
   readonly metrics: Metrics
   /** Requests the fast path answered before Fastify (0 with FAST_PATH=false). */
@@ -86,11 +91,17 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const upstream = composeUpstream({ config, dispatcher: deps.dispatcher, logger, events, now: clock.now, random: clock.random })
   const caches = composeCaches({ config, upstream, logger, events, clock })
   const persistence = composePersistence(config, caches.shared, logger, clock.now)
-  const sync = composeSync({ config, upstream, persistence, cluster: () => cluster, logger, events, clock })
+  const cdn = composeCdn({ config, logger, events, clock, gate: () => purgeGate, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
+  const sync = composeSync({
+    config, upstream, persistence, cluster: () => cluster, logger, events, clock,
+    afterStored: (keys, snapshot, swappedAt) => cdn.purgeAfterSwap(keys, snapshot.fingerprint, swappedAt),
+  })
   const { shared } = caches
   const owner = instanceOwner()
   const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, logger, events, clock }) : undefined
   const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
+  // Without Redis the CDN's own gate: the one instance serves what it synced the moment it swaps.
+  const purgeGate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, events, now: clock.now })
@@ -99,13 +110,14 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const { readThrough, budget, memoryTier } = caches
   const { pages, fastPath } = serving
   app.decorate('shield', {
-    config, sync, readThrough, budget, pages, shared, persistence, cluster, requestRefresh, events, memoryTier, metrics,
+    config, sync, readThrough, budget, pages, shared, persistence, cluster, requestRefresh, events, cdn, memoryTier, metrics,
     fastPathAnswered: () => fastPath?.answered ?? 0,
   } satisfies Shield)
   registerOperations(app, operations, metrics)
   serving.registerAnswerHooks()
   registerLifecycle(app, {
-    config, sync, shared, persistence, cluster, served, metrics, closeUpstream: () => upstream.close(), autoSync: deps.autoSync ?? true,
+    config, sync, shared, persistence, cluster, served, metrics, closeUpstream: () => upstream.close(), closeCdn: () => cdn.close(),
+    autoSync: deps.autoSync ?? true,
   })
   return app
 }

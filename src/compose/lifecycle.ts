@@ -22,6 +22,8 @@ export interface LifecycleOptions {
   readonly served: ServedVersions | undefined
   readonly metrics: Metrics
   readonly closeUpstream: () => Promise<void>
+  /** Stops CDN purges: queued keys are dropped, requests in flight aborted. */
+  readonly closeCdn: () => Promise<void>
   /** Start syncing when ready (tests may sync themselves). */
   readonly autoSync: boolean
 }
@@ -52,6 +54,7 @@ export function registerLifecycle(app: FastifyInstance, options: LifecycleOption
     await cluster?.stop()
     options.metrics.close()
     await sync.stop()
+    await options.closeCdn()
     await options.closeUpstream()
     await shared?.close()
   })

@@ -9,6 +9,7 @@ import { registerHealthRoutes } from '../http/routes/health.js'
 import { registerMetricsRoute } from '../http/routes/metrics.js'
 import { registerPurgeRoute } from '../http/routes/purge.js'
 import { registerRefreshWebhook } from '../http/routes/refresh-webhook.js'
+import { configuredTargets } from '../cdn/cdn-purger.js'
 import { createMetrics, type Metrics } from '../observability/metrics.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
@@ -41,6 +42,7 @@ export function composeMetrics(options: OperationsOptions): Metrics {
     ...(cluster ? { role: () => cluster.role } : {}),
     budget: () => budget.state(),
     now: options.now,
+    cdnTargets: configuredTargets(options.config),
   })
 }
 

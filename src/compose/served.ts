@@ -10,6 +10,7 @@ import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import { createServedVersions, type ServedVersions } from '../cluster/served-versions.js'
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
+import type { PurgeGate } from './cdn.js'
 import type { Clock } from './clock.js'
 import { clusterPollMs } from './cluster.js'
 
@@ -44,17 +45,18 @@ export function composeServed(options: ServedOptions): ServedVersions {
 }
 
 /**
- * Resolves when every live instance serves `fingerprint`, or after `waitMs` with a warning naming
- * those that do not, or at once when Redis cannot answer. A standalone instance (Redis cannot say
- * who syncs, so every instance syncs by itself) waits for nobody: it purges its own change.
+ * The CDN's purge gate with Redis: opens when every live instance serves `fingerprint`, or after
+ * `waitMs` (`CDN_PURGE_WAIT`) with a warning naming those that do not, or at once when Redis cannot
+ * answer. A standalone instance (Redis cannot say who syncs, so every instance syncs by itself)
+ * waits for nobody: it purges its own change.
  */
-export function untilServedEverywhere(
+export function servedPurgeGate(
   served: ServedVersions,
   cluster: Pick<ClusterCoordinator, 'role'>,
   waitMs: number,
   logger: Pick<FastifyBaseLogger, 'warn'>,
-): (fingerprint: string) => Promise<void> {
-  return async (fingerprint) => {
+): PurgeGate {
+  async function beforePurge(fingerprint: string): Promise<void> {
     if (cluster.role === 'standalone') return
     const result = await served.waitForAll(fingerprint, waitMs)
     // A Redis that cannot answer is logged where it failed; the purge goes out at once.
@@ -62,4 +64,5 @@ export function untilServedEverywhere(
       logger.warn({ fingerprint, lagging: result.lagging, waitedMs: result.waitedMs }, 'cdn purge: not every instance serves the new snapshot yet; purging anyway')
     }
   }
+  return { beforePurge }
 }

@@ -6,6 +6,7 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance } from 'fastify'
 import type { ReadThrough } from '../cache/read-through.js'
+import { configuredTargets } from '../cdn/cdn-purger.js'
 import type { Config } from '../config/load-config.js'
 import { createAfterAnswer } from '../http/after-answer.js'
 import { clientAddressOf } from '../http/client-address.js'
@@ -48,6 +49,8 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
       maxAgeMs: config.clientMaxAgeMs,
       staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
       staleIfErrorMs: config.clientStaleIfErrorMs,
+      ...(configuredTargets(config).length > 0 ? { cdnMaxAgeMs: config.cdnMaxAgeMs } : {}),
+      surrogateControl: configuredTargets(config).includes('fastly'),
     },
     now: options.now,
     logger: app.log,

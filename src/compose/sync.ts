@@ -24,6 +24,11 @@ export interface SyncOptions {
   readonly logger: FastifyBaseLogger
   readonly events: ShieldEvents
   readonly clock: Clock
+  /**
+   * After a snapshot this instance synced is stored and announced (at once without persistence):
+   * the CDN purge of its changed keys (`compose/cdn.ts`).
+   */
+  readonly afterStored?: (purgeKeys: readonly string[], snapshot: Snapshot, swappedAt: number) => void
 }
 
 export function composeSync(options: SyncOptions): SyncService {
@@ -55,8 +60,14 @@ export function composeSync(options: SyncOptions): SyncService {
         changedPages: change.added.length + change.removed.length + new Set([...change.changed, ...change.moved]).size,
       })
       // Only what this instance synced is stored and announced; the others' is already in Redis.
-      if (source === 'sync' && persistence) {
-        void persistence.save(snapshot).then(() => cluster()?.announce(snapshot))
+      if (source !== 'sync') return
+      const swappedAt = options.clock.now()
+      const stored = persistence ? persistence.save(snapshot).then(() => cluster()?.announce(snapshot)) : Promise.resolve()
+      const { afterStored } = options
+      if (afterStored && change.purgeKeys.length > 0) {
+        // Purged even when storing failed: the purge gate decides how long to wait for the others.
+        const purge = () => afterStored(change.purgeKeys, snapshot, swappedAt)
+        void stored.then(purge, purge)
       }
     },
   })

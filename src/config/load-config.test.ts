@@ -62,7 +62,29 @@ describe('loadConfig', () => {
       clientMaxAgeMs: 30_000,
       clientStaleWhileRevalidateMs: 60_000,
       clientStaleIfErrorMs: 86_400_000,
+      cdnSoftPurge: false,
+      fastlyApiUrl: 'https://api.fastly.com',
+      cloudflareApiUrl: 'https://api.cloudflare.com/client/v4',
+      cdnMaxAgeMs: 3_600_000,
+      cdnPurgeWaitMs: 5_000,
     })
+  })
+
+  it('reads the CDN purge targets, and refuses half a Fastly or Cloudflare setting and a bad Varnish URL, at once', () => {
+    const config = loadConfig({
+      ...REQUIRED, CDN_PURGE_VARNISH: 'http://varnish-1:6081/, http://varnish-2:6081', CDN_SOFT_PURGE: 'true',
+      FASTLY_SERVICE_ID: 'service', FASTLY_API_TOKEN: 'fastly-token', CDN_MAX_AGE: '2h',
+    })
+    expect(config.cdnPurgeVarnish).toEqual(['http://varnish-1:6081', 'http://varnish-2:6081'])
+    expect(config).toMatchObject({ cdnSoftPurge: true, fastlyServiceId: 'service', fastlyApiToken: 'fastly-token', cdnMaxAgeMs: 7_200_000 })
+
+    const error = configError({ ...REQUIRED, CDN_PURGE_VARNISH: 'http://varnish:6081,varnish:6081?x', FASTLY_API_TOKEN: 'fastly-secret-token', CLOUDFLARE_ZONE_ID: 'zone' })
+    expect(error.details?.['problems']).toEqual([
+      expect.stringContaining('CDN_PURGE_VARNISH: got "http://varnish:6081,varnish:6081?x", expected http(s) URLs'),
+      'FASTLY_SERVICE_ID: is required with FASTLY_API_TOKEN (set both or neither)',
+      'CLOUDFLARE_API_TOKEN: is required with CLOUDFLARE_ZONE_ID (set both or neither)',
+    ])
+    expect(error.message).not.toContain('fastly-secret-token')
   })
 
   it('refuses a TRUST_PROXY that is not a list of CIDRs, and a read-through budget of 0, with the others, at once', () => {
@@ -187,10 +209,15 @@ describe('describeConfig', () => {
   })
 
   it('keeps a password in REDIS_URL, and the tokens, out of the log line', () => {
-    const config = loadConfig({ ...REQUIRED, REDIS_URL: 'redis://user:s3cret@redis:6379/0', PURGE_TOKEN: 'purge-token-0123456789', REFRESH_TOKEN: 'refresh-token-0123456789' })
+    const config = loadConfig({
+      ...REQUIRED, REDIS_URL: 'redis://user:s3cret@redis:6379/0', PURGE_TOKEN: 'purge-token-0123456789', REFRESH_TOKEN: 'refresh-token-0123456789',
+      FASTLY_SERVICE_ID: 'service', FASTLY_API_TOKEN: 'fastly-token-0123', CLOUDFLARE_ZONE_ID: 'zone', CLOUDFLARE_API_TOKEN: 'cloudflare-token-0123',
+    })
     const described = JSON.stringify(describeConfig(config))
     expect(described).toContain('redis://[redacted]@redis:6379/0')
-    for (const secret of ['s3cret', 'purge-token-0123456789', 'refresh-token-0123456789']) expect(described).not.toContain(secret)
+    for (const secret of ['s3cret', 'purge-token-0123456789', 'refresh-token-0123456789', 'fastly-token-0123', 'cloudflare-token-0123']) {
+      expect(described).not.toContain(secret)
+    }
   })
 
   it('redacts the Redis password and refuses two ways to reach Redis at once', () => {

@@ -59,6 +59,13 @@ export function loadConfig(env: Env = process.env): Config {
   const purgeToken = env['PURGE_TOKEN']?.trim()
   if (purgeToken && purgeToken.length < 16) problems.push('PURGE_TOKEN: must be at least 16 characters long')
 
+  // A purge target needs both its address and its credential; half of one is a typo, not a choice.
+  for (const [a, b] of [['FASTLY_SERVICE_ID', 'FASTLY_API_TOKEN'], ['CLOUDFLARE_ZONE_ID', 'CLOUDFLARE_API_TOKEN']] as const) {
+    const hasA = (env[a]?.trim() ?? '') !== ''
+    const hasB = (env[b]?.trim() ?? '') !== ''
+    if (hasA !== hasB) problems.push(`${hasA ? b : a}: is required with ${hasA ? a : b} (set both or neither)`)
+  }
+
   if (problems.length > 0) {
     throw createError('CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, {
       details: { problems: Object.freeze(problems) },

@@ -23,7 +23,7 @@ const BOOLEANS: Readonly<Record<string, boolean>> = {
 
 /** `reason`, when given, replaces the generic "expected …" of the problem line. */
 export type ParseResult =
-  | { readonly ok: true; readonly value: string | number | boolean | AddressList }
+  | { readonly ok: true; readonly value: string | number | boolean | AddressList | readonly string[] }
   | { readonly ok: false; readonly reason?: string }
 
 const invalid: ParseResult = { ok: false }
@@ -32,6 +32,7 @@ const invalid: ParseResult = { ok: false }
 export function parseValue(variable: Variable, text: string): ParseResult {
   switch (variable.kind) {
     case 'url': return parseHttpUrl(text)
+    case 'urls': return parseUrlList(text)
     case 'string': return { ok: true, value: text }
     case 'enum': {
       // LOG_LEVEL=INFO is an obvious intent; values are canonical in lower case.
@@ -83,6 +84,18 @@ function parseHttpUrl(text: string): ParseResult {
   return { ok: true, value: url.href.replace(/\/+$/, '') }
 }
 
+/** Comma-separated `url`s; blanks between commas are ignored, one bad entry spoils the list. */
+function parseUrlList(text: string): ParseResult {
+  const urls: string[] = []
+  for (const entry of text.split(',')) {
+    if (entry.trim() === '') continue
+    const parsed = parseHttpUrl(entry.trim())
+    if (!parsed.ok) return { ok: false, reason: `expected ${KIND_WORDS.urls}; ${JSON.stringify(entry.trim().slice(0, 100))} is not one` }
+    urls.push(parsed.value as string)
+  }
+  return urls.length === 0 ? invalid : { ok: true, value: urls }
+}
+
 /** The allowed range or values, in the variable's own unit (`1–64`, `at least 1s`, …), if any. */
 export function describeLimits(variable: Variable): string | undefined {
   if (variable.kind === 'enum') return `one of ${variable.values.join(', ')}`
@@ -98,6 +111,7 @@ export function describeLimits(variable: Variable): string | undefined {
 
 const KIND_WORDS: Readonly<Record<Variable['kind'], string>> = {
   url: 'an http(s) URL without credentials, query or fragment',
+  urls: 'http(s) URLs without credentials, query or fragment, comma-separated',
   string: 'a non-empty string',
   enum: 'a value',
   int: 'a whole number',

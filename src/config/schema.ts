@@ -65,6 +65,17 @@ export interface Config {
   readonly clientMaxAgeMs: number
   readonly clientStaleWhileRevalidateMs: number
   readonly clientStaleIfErrorMs: number
+  /** Varnish base URLs purged by surrogate key; unset = none. */
+  readonly cdnPurgeVarnish: readonly string[] | undefined
+  readonly cdnSoftPurge: boolean
+  readonly fastlyServiceId: string | undefined
+  readonly fastlyApiToken: string | undefined
+  readonly fastlyApiUrl: string
+  readonly cloudflareZoneId: string | undefined
+  readonly cloudflareApiToken: string | undefined
+  readonly cloudflareApiUrl: string
+  readonly cdnMaxAgeMs: number
+  readonly cdnPurgeWaitMs: number
 }
 
 /** Required (with an example for docs), defaulted, or optional (unset turns a feature off). */
@@ -90,12 +101,15 @@ export type EnumVariable = Common & { readonly kind: 'enum'; readonly values: re
 export type BoolVariable = Common & { readonly kind: 'bool' }
 /** `cidrs`: an address list (`cidr.ts`), parsed here once so nothing downstream parses it again. */
 export type AddressListVariable = Common & { readonly kind: 'cidrs' }
-export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable
+/** `urls`: comma-separated `url`s, each checked as one. */
+export type UrlListVariable = Common & { readonly kind: 'urls' }
+export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable | UrlListVariable
 
 // `[T] extends [...]` keeps the union LogLevel from distributing into one case per member.
 type VariableFor<T> = [Exclude<T, undefined>] extends [number] ? NumberVariable
   : [Exclude<T, undefined>] extends [boolean] ? BoolVariable
     : [Exclude<T, undefined>] extends [string] ? TextVariable | EnumVariable
+      : [Exclude<T, undefined>] extends [readonly string[]] ? UrlListVariable
       : [Exclude<T, undefined>] extends [AddressList] ? AddressListVariable
         : never
 
@@ -299,6 +313,46 @@ export const schema = {
   clientStaleIfErrorMs: {
     name: 'CLIENT_STALE_IF_ERROR', kind: 'duration', default: '24h', min: 0,
     doc: '`stale-if-error` of that `Cache-Control` (RFC 5861): how long a CDN may serve it while cms-shield fails.',
+  },
+  cdnPurgeVarnish: {
+    name: 'CDN_PURGE_VARNISH', kind: 'urls', optional: true, example: 'http://varnish-1:6081,http://varnish-2:6081',
+    doc: 'Varnish base URLs (comma-separated) sent `PURGE /` with the changed surrogate keys after each swap (xkey vmod, docs/cdn-purging.md). Unset: none.',
+  },
+  cdnSoftPurge: {
+    name: 'CDN_SOFT_PURGE', kind: 'bool', default: 'false',
+    doc: 'Purge softly: Varnish `xkey-softpurge` and Fastly soft purge mark answers stale instead of dropping them (Cloudflare has no soft purge).',
+  },
+  fastlyServiceId: {
+    name: 'FASTLY_SERVICE_ID', kind: 'string', optional: true, example: 'SU1Z0isxPaozGVKXdv0eY',
+    doc: 'Fastly service purged by surrogate key after each swap; needs FASTLY_API_TOKEN. Unset: no Fastly.',
+  },
+  fastlyApiToken: {
+    name: 'FASTLY_API_TOKEN', kind: 'string', optional: true, example: 'a-fastly-token-with-purge_select', secret: true,
+    doc: 'Fastly API token (scope `purge_select`) sent as `Fastly-Key`; needs FASTLY_SERVICE_ID.',
+  },
+  fastlyApiUrl: {
+    name: 'FASTLY_API_URL', kind: 'url', default: 'https://api.fastly.com',
+    doc: "Base URL of Fastly's API.",
+  },
+  cloudflareZoneId: {
+    name: 'CLOUDFLARE_ZONE_ID', kind: 'string', optional: true, example: '023e105f4ecef8ad9ca31a8372d0c353',
+    doc: 'Cloudflare zone purged by cache tag after each swap; needs CLOUDFLARE_API_TOKEN. Unset: no Cloudflare.',
+  },
+  cloudflareApiToken: {
+    name: 'CLOUDFLARE_API_TOKEN', kind: 'string', optional: true, example: 'a-cloudflare-token-with-cache-purge', secret: true,
+    doc: 'Cloudflare API token (permission Cache Purge) sent as a bearer token; needs CLOUDFLARE_ZONE_ID.',
+  },
+  cloudflareApiUrl: {
+    name: 'CLOUDFLARE_API_URL', kind: 'url', default: 'https://api.cloudflare.com/client/v4',
+    doc: "Base URL of Cloudflare's API.",
+  },
+  cdnMaxAgeMs: {
+    name: 'CDN_MAX_AGE', kind: 'duration', default: '1h', min: 0,
+    doc: 'With a purge target configured, `s-maxage` of the `Cache-Control` (and with Fastly `Surrogate-Control: max-age`): how long the purged CDN keeps an answer; browsers keep CLIENT_MAX_AGE.',
+  },
+  cdnPurgeWaitMs: {
+    name: 'CDN_PURGE_WAIT', kind: 'duration', default: '5s', min: 0, max: 5 * 60 * SECOND,
+    doc: 'How long the syncing instance waits for every serving instance to confirm a new snapshot before it purges the CDN anyway (with a warning naming the laggards).',
   },
 } as const satisfies { readonly [K in keyof Config]: VariableFor<Config[K]> }
 

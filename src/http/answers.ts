@@ -71,12 +71,12 @@ export function appendSlashAnswer(path: string, rawQuery: string | undefined): H
 
 /**
  * RFC 9110 §15.4.5: a 304 carries the validators and caching headers the 200 would have (ETag,
- * Cache-Control, Vary, and here Cache-Status and Age), and no body. Nothing else: the RFC says a
+ * Cache-Control, Vary, and here Surrogate-Control, Cache-Status and Age), and no body. Nothing else: the RFC says a
  * 304 SHOULD NOT carry other metadata, and Django's own 304 (`_not_modified`) drops `Allow` too.
  */
 export function notModifiedAnswer(full: HttpAnswer): HttpAnswer {
   const headers: Record<string, string> = {}
-  for (const name of ['etag', 'cache-control', 'vary', 'cache-status', 'age']) {
+  for (const name of ['etag', 'cache-control', 'surrogate-control', 'vary', 'cache-status', 'age']) {
     const value = full.headers[name]
     if (value !== undefined) headers[name] = value
   }

@@ -11,16 +11,34 @@ export interface ClientCachePolicy {
   readonly maxAgeMs: number
   readonly staleWhileRevalidateMs: number
   readonly staleIfErrorMs: number
+  /**
+   * With a CDN that cms-shield purges (docs/cdn-purging.md#caching-headers): how long shared caches
+   * keep an answer (`s-maxage`, RFC 9111 §5.2.2.10), while browsers keep `max-age`.
+   */
+  readonly cdnMaxAgeMs?: number
+  /** Fastly configured: the same lifetime in `Surrogate-Control`, which Fastly obeys and strips. */
+  readonly surrogateControl?: boolean
 }
+
+const seconds = (ms: number) => Math.floor(ms / 1000)
 
 /** `Cache-Control` for every 200 (and its 304), built once from the configuration. */
 export function cacheControlValue(policy: ClientCachePolicy): string {
-  const seconds = (ms: number) => Math.floor(ms / 1000)
   return (
     `public, max-age=${seconds(policy.maxAgeMs)}` +
+    (policy.cdnMaxAgeMs === undefined ? '' : `, s-maxage=${seconds(policy.cdnMaxAgeMs)}`) +
     `, stale-while-revalidate=${seconds(policy.staleWhileRevalidateMs)}` +
     `, stale-if-error=${seconds(policy.staleIfErrorMs)}`
   )
+}
+
+/** The caching headers of every 200 (and its 304): `Cache-Control`, and `Surrogate-Control` for Fastly. Built once. */
+export function cachingHeaders(policy: ClientCachePolicy): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = { 'cache-control': cacheControlValue(policy) }
+  if (policy.surrogateControl === true && policy.cdnMaxAgeMs !== undefined) {
+    headers['surrogate-control'] = `max-age=${seconds(policy.cdnMaxAgeMs)}`
+  }
+  return Object.freeze(headers)
 }
 
 /** RFC 9211 values: what a cache in front of the CMS can say about one answer. */

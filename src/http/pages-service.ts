@@ -26,7 +26,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import type { CacheOutcome } from '../observability/shield-events.js'
 import { PAGES_PATH } from './api-router.js'
 import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
-import { cacheControlValue, cacheStatus, type ClientCachePolicy } from './cache-headers.js'
+import { cacheStatus, cachingHeaders, type ClientCachePolicy } from './cache-headers.js'
 import { etagOf } from './validators.js'
 import { renderList } from './render-list.js'
 import { notAcceptableIn, wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
@@ -158,7 +158,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   const renderedDigests = createSupersededKeys()
   const forwardedDigests = createSupersededKeys()
   const base = options.baseUrl.replace(/\/+$/, '')
-  const cacheControl = cacheControlValue(options.clientCache)
+  const caching = cachingHeaders(options.clientCache)
   // Index answers are the same for every request: their header sets are built once per body.
   const indexAnswers = new WeakMap<Buffer, HttpAnswer>()
   // The last answer built for each read-through body (`toAnswer`).
@@ -178,7 +178,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (!answer) {
       answer = {
         status: 200,
-        headers: { ...API_HEADERS, etag: etagOf(body), 'cache-control': cacheControl, 'cache-status': cacheStatus.index, ...tags(snapshot, scope) },
+        headers: { ...API_HEADERS, etag: etagOf(body), ...caching, 'cache-status': cacheStatus.index, ...tags(snapshot, scope) },
         body,
         cache: 'snapshot',
       }
@@ -226,7 +226,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     const headers: Record<string, string> = { ...API_HEADERS, 'cache-status': status, age }
     if (stored.status === 200) {
       headers['etag'] = etagOf(stored.body)
-      headers['cache-control'] = cacheControl
+      Object.assign(headers, caching)
       Object.assign(headers, tags(snapshot, scope))
     }
     return { status: stored.status, headers, body: stored.body, cache }

@@ -16,10 +16,13 @@ export const REDACTED_PATHS: readonly string[] = [
   'headers.authorization',
   'headers.cookie',
   'headers["x-purge-token"]',
+  'headers["fastly-key"]',
   'res.headers["set-cookie"]',
   'config.redisPassword',
   'config.purgeToken',
   'config.refreshToken',
+  'config.fastlyApiToken',
+  'config.cloudflareApiToken',
   'password',
   '*.password',
 ]

@@ -74,6 +74,8 @@ export interface MetricsSources {
   readonly now: () => number
   /** The read-through budget's state now (README, "Protecting the CMS"). */
   readonly budget?: () => BudgetState
+  /** The CDN purge targets configured, whose purge series start at 0 (docs/cdn-purging.md). */
+  readonly cdnTargets?: ReadonlyArray<(typeof CDN_TARGETS)[number]>
 }
 
 export interface Metrics {
@@ -89,6 +91,10 @@ export interface Metrics {
 /** Answers from the snapshot or from memory take well under a millisecond; a CMS round trip up to the timeout. */
 export const HTTP_DURATION_BUCKETS: readonly number[] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 export const CMS_DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+/** From a swap to the CDN's acknowledgement: well under a second when every instance keeps up, up to CDN_PURGE_WAIT and retries when not. */
+export const CDN_PURGE_LAG_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
+/** Keys per purge request: one edit names a handful, a move dozens, a batch up to the targets' limits. */
+export const CDN_PURGE_KEY_BUCKETS: readonly number[] = [1, 2, 5, 10, 25, 50, 100, 256]
 export const SYNC_DURATION_BUCKETS: readonly number[] = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600]
 
 /** Route labels; the last one also stands for any route not listed. */
@@ -115,6 +121,8 @@ const STORE_OPERATIONS = ['get', 'set', 'delete'] as const
 const PURGE_RESULTS = ['accepted', 'refused'] as const
 const PURGE_TARGETS = ['page', 'listing', 'unknown'] as const
 const WEBHOOK_RESULTS = ['accepted', 'unauthorized', 'bad-request'] as const
+const CDN_TARGETS = ['varnish', 'fastly', 'cloudflare'] as const
+const CDN_OUTCOMES = ['ok', 'retried', 'failed'] as const
 
 type Labels<T extends string> = Partial<Record<T, string>>
 type Sample<T extends string> = readonly [labels: Labels<T>, value: number]
@@ -388,6 +396,28 @@ export function createMetrics(sources: MetricsSources): Metrics {
     registers,
   })
 
+  // CDN purges (docs/cdn-purging.md)
+  const cdnPurges = new Counter({
+    name: name('cdn_purges_total'),
+    help: 'Purge requests to a CDN, by target (varnish, fastly, cloudflare) and outcome: ok (acknowledged), retried (will be sent again), failed (refused or given up).',
+    labelNames: ['target', 'outcome'] as const,
+    registers,
+  })
+  const cdnPurgeKeys = new Histogram({
+    name: name('cdn_purge_keys'),
+    help: 'Surrogate keys in each acknowledged CDN purge request, by target.',
+    labelNames: ['target'] as const,
+    buckets: [...CDN_PURGE_KEY_BUCKETS],
+    registers,
+  })
+  const cdnPurgeLag = new Histogram({
+    name: name('cdn_purge_lag_seconds'),
+    help: 'Time from the swap of a snapshot to the CDN acknowledging the purge of its keys, by target.',
+    labelNames: ['target'] as const,
+    buckets: [...CDN_PURGE_LAG_BUCKETS],
+    registers,
+  })
+
   // Every series of a closed label set starts at 0, so rate() and increase() see its first event.
   for (const mode of SYNC_MODES) {
     for (const result of SYNC_RESULTS) syncRuns.inc({ mode, result }, 0)
@@ -400,6 +430,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   budgetFallbacks.inc(0)
   for (const result of PURGE_RESULTS) for (const target of PURGE_TARGETS) purgeRequests.inc({ result, target }, 0)
   for (const result of WEBHOOK_RESULTS) webhookRequests.inc({ result }, 0)
+  for (const target of new Set(sources.cdnTargets ?? [])) for (const outcome of CDN_OUTCOMES) cdnPurges.inc({ target, outcome }, 0)
   if (role) for (const each of ROLES) roleChanges.inc({ role: each }, 0)
 
   const unsubscribers: Array<() => void> = []
@@ -435,6 +466,13 @@ export function createMetrics(sources: MetricsSources): Metrics {
     events.on('role', ({ role: taken }) => roleChanges.inc({ role: taken })),
     events.on('purge', ({ result, target }) => purgeRequests.inc({ result, target })),
     events.on('webhook', ({ result }) => webhookRequests.inc({ result })),
+    events.on('cdnPurge', ({ target, outcome, keys, lagMs }) => {
+      if (!CDN_TARGETS.includes(target) || !CDN_OUTCOMES.includes(outcome)) return
+      cdnPurges.inc({ target, outcome })
+      if (outcome !== 'ok') return
+      if (isCount(keys)) cdnPurgeKeys.observe({ target }, keys)
+      observe(cdnPurgeLag, { target }, lagMs)
+    }),
   )
 
   for (const tier of sources.tiers) {

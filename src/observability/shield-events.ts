@@ -62,6 +62,14 @@ export interface ShieldEventMap {
   readonly budget: { readonly reason: 'client_share' | 'cms_budget' | 'queue_full' | 'queue_timeout' }
   /** The CMS budget moved between the cluster's (Redis) and this instance's own. */
   readonly budgetScope: { readonly scope: 'cluster' | 'local' }
+  /** One per purge request to a CDN (`src/cdn/`): acknowledged, to be retried, or failed for good. */
+  readonly cdnPurge: {
+    readonly target: 'varnish' | 'fastly' | 'cloudflare'
+    readonly outcome: 'ok' | 'retried' | 'failed'
+    readonly keys: number
+    /** From the swap that asked for the oldest key to this answer. */
+    readonly lagMs: number
+  }
   /** With Redis: this instance's part in syncing changed. */
   readonly role: { readonly role: 'leader' | 'follower' | 'standalone' }
 }
