@@ -8,8 +8,9 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
+import { isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
 import { ownRedisServer, sharedRedisUrl } from '../../test/helpers/redis-server.js'
+import { suiteRedisClients, until } from '../../test/helpers/redis-clients.js'
 import { RedisCommandTimeoutError } from '../cache/stores/bounded-command.js'
 import { createLeaderLease, type LeaderLease, type LeaderLeaseOptions, type LeaseRedis, type LeaseRole } from './leader-lease.js'
 import type { Timers } from '../timers.js'
@@ -25,16 +26,8 @@ function recordingLogger() {
   }
 }
 
-async function until(what: string, probe: () => boolean | Promise<boolean>, withinMs: number): Promise<void> {
-  const deadline = performance.now() + withinMs
-  while (!(await probe())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`)
-    await sleep(10)
-  }
-}
-
 describe('leader lease on a real Redis', () => {
-  const clients: RedisClient[] = []
+  const clients = suiteRedisClients(COMMAND_TIMEOUT_MS)
   const leases: LeaderLease[] = []
   let url: string
   let admin: Redis
@@ -46,7 +39,6 @@ describe('leader lease on a real Redis', () => {
   const sharedKeys: string[] = []
   afterEach(async () => {
     for (const lease of leases.splice(0)) lease.abandon()
-    for (const client of clients.splice(0)) client.disconnect()
     const keys = sharedKeys.splice(0)
     if (keys.length > 0) await admin.del(...keys)
   })
@@ -54,12 +46,7 @@ describe('leader lease on a real Redis', () => {
     admin.disconnect()
   })
 
-  async function connect(to: string = url): Promise<RedisClient> {
-    const client = createRedisClient({ url: to, commandTimeoutMs: COMMAND_TIMEOUT_MS, connectTimeoutMs: 1000 })
-    clients.push(client)
-    await until('redis ready', () => isRedisUp(client), 5000)
-    return client
-  }
+  const connect = (to: string = url): Promise<RedisClient> => clients.connect(to)
 
   /** `count` leases on one key, each with its own connection, recording their role changes. */
   async function instances(count: number, leaseMs: number, to: string = url) {
@@ -203,7 +190,7 @@ describe('leader lease on a real Redis', () => {
       expect(made.every((one) => one.logger.lines.at(-1)!.startsWith('info leader lease: redis cannot say who leads'))).toBe(true)
 
       await server.restart()
-      await until('clients reconnected', () => clients.every((client) => isRedisUp(client)), 10_000)
+      await until('clients reconnected', () => clients.all.every((client) => isRedisUp(client)), 10_000)
       const roles = await Promise.all(group.map((lease) => lease.checkNow()))
       expect(roles.sort()).toEqual(['follower', 'leader'])
     })

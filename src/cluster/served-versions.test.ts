@@ -8,20 +8,14 @@ import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
 import { ownRedisServer, sharedRedisUrl } from '../../test/helpers/redis-server.js'
+import { suiteRedisClients, until as untilWithin } from '../../test/helpers/redis-clients.js'
 import { createServedVersions, type ServedVersions, type ServedVersionsOptions } from './served-versions.js'
 
 const COMMAND_TIMEOUT_MS = 200
 const HEARTBEAT_MS = 20
 
-async function until(what: string, probe: () => boolean | Promise<boolean>, withinMs = 10_000): Promise<void> {
-  const deadline = performance.now() + withinMs
-  while (!(await probe())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`)
-    await sleep(10)
-  }
-}
+const until = (what: string, probe: () => boolean | Promise<boolean>) => untilWithin(what, probe, 10_000)
 
 function recordingLogger() {
   const lines: string[] = []
@@ -41,7 +35,7 @@ function manualClock() {
 describe('served versions on a real Redis', () => {
   let url: string
   let admin: Redis
-  const clients: RedisClient[] = []
+  const clients = suiteRedisClients(COMMAND_TIMEOUT_MS)
   const made: ServedVersions[] = []
   const keys: string[] = []
 
@@ -51,20 +45,12 @@ describe('served versions on a real Redis', () => {
   })
   afterEach(async () => {
     for (const served of made.splice(0)) served.abandon()
-    for (const client of clients.splice(0)) client.disconnect()
     const used = keys.splice(0)
     if (used.length > 0) await admin.del(...used)
   })
   afterAll(() => {
     admin.disconnect()
   })
-
-  async function connect(to: string): Promise<RedisClient> {
-    const client = createRedisClient({ url: to, commandTimeoutMs: COMMAND_TIMEOUT_MS, connectTimeoutMs: 1000 })
-    clients.push(client)
-    await until('redis ready', () => isRedisUp(client))
-    return client
-  }
 
   /** `names.length` instances on one hash, each with its own connection and the one clock. */
   async function instances(names: readonly string[], clock: { now: () => number }, extra: Partial<ServedVersionsOptions> = {}, to = url) {
@@ -73,7 +59,7 @@ describe('served versions on a real Redis', () => {
     const logger = recordingLogger()
     const all = await Promise.all(names.map(async (owner) => {
       const served = createServedVersions({
-        redis: await connect(to),
+        redis: await clients.connect(to),
         key,
         owner,
         heartbeatMs: HEARTBEAT_MS,
