@@ -4,27 +4,17 @@
  * waits on a Redis that cannot answer. Time is an injected clock the tests move by hand; only the
  * heartbeats and the wait's polls run on real (short) timers.
  */
-import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { ownRedisServer, sharedRedisUrl } from '../../test/helpers/redis-server.js'
-import { suiteRedisClients, until as untilWithin } from '../../test/helpers/redis-clients.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { ownRedisServer } from '../../test/helpers/redis-server.js'
+import { recordingLogger } from '../../test/helpers/recording-logger.js'
+import { suiteRedisClients, suiteSharedRedis, until as untilWithin } from '../../test/helpers/redis-clients.js'
 import { createServedVersions, type ServedVersions, type ServedVersionsOptions } from './served-versions.js'
 
 const COMMAND_TIMEOUT_MS = 200
 const HEARTBEAT_MS = 20
 
 const until = (what: string, probe: () => boolean | Promise<boolean>) => untilWithin(what, probe, 10_000)
-
-function recordingLogger() {
-  const lines: string[] = []
-  return {
-    lines,
-    info: (_details: object, message: string) => void lines.push(`info ${message}`),
-    warn: (_details: object, message: string) => void lines.push(`warn ${message}`),
-  }
-}
 
 /** A clock the test moves; starts well after the epoch so `now - staleAfter` stays positive. */
 function manualClock() {
@@ -33,29 +23,16 @@ function manualClock() {
 }
 
 describe('served versions on a real Redis', () => {
-  let url: string
-  let admin: Redis
+  const shared = suiteSharedRedis()
   const clients = suiteRedisClients(COMMAND_TIMEOUT_MS)
   const made: ServedVersions[] = []
-  const keys: string[] = []
-
-  beforeAll(async () => {
-    url = await sharedRedisUrl()
-    admin = new Redis(url)
-  })
-  afterEach(async () => {
+  afterEach(() => {
     for (const served of made.splice(0)) served.abandon()
-    const used = keys.splice(0)
-    if (used.length > 0) await admin.del(...used)
-  })
-  afterAll(() => {
-    admin.disconnect()
   })
 
   /** `names.length` instances on one hash, each with its own connection and the one clock. */
-  async function instances(names: readonly string[], clock: { now: () => number }, extra: Partial<ServedVersionsOptions> = {}, to = url) {
-    const key = `test:${randomUUID()}:served`
-    keys.push(key)
+  async function instances(names: readonly string[], clock: { now: () => number }, extra: Partial<ServedVersionsOptions> = {}, to = shared.url) {
+    const key = shared.key('served')
     const logger = recordingLogger()
     const all = await Promise.all(names.map(async (owner) => {
       const served = createServedVersions({
@@ -71,7 +48,7 @@ describe('served versions on a real Redis', () => {
       made.push(served)
       return served
     }))
-    const fields = async () => Object.fromEntries(Object.entries(await admin.hgetall(key)).map(([id, text]) => [id, JSON.parse(text) as { fingerprint: string; at: number }]))
+    const fields = async () => Object.fromEntries(Object.entries(await shared.admin.hgetall(key)).map(([id, text]) => [id, JSON.parse(text) as { fingerprint: string; at: number }]))
     /** Until every named instance's field was written at the clock's present time. */
     const heardFrom = (owners: readonly string[]) => until('heartbeats', async () => {
       const now = await fields()
@@ -181,7 +158,7 @@ describe('served versions on a real Redis', () => {
     leader!.report('new')
     leader!.start()
     await heardFrom(['leader'])
-    await admin.hset(key, 'garbage', 'not json', 'half', JSON.stringify({ fingerprint: 'old' }))
+    await shared.admin.hset(key, 'garbage', 'not json', 'half', JSON.stringify({ fingerprint: 'old' }))
     expect(await leader!.waitForAll('new', 10_000)).toMatchObject({ allServe: true, lagging: [] })
     expect(Object.keys(await fields())).toEqual(['leader'])
   })
