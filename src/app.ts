@@ -94,7 +94,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const cdn = composeCdn({ config, logger, events, clock, gate: () => purgeGate, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
   const sync = composeSync({
     config, upstream, persistence, cluster: () => cluster, logger, events, clock,
-    afterStored: (keys, snapshot, swappedAt) => cdn.purgeAfterSwap(keys, snapshot.fingerprint, swappedAt),
+    onSyncedSwap: (swap) => cdn.purgeAfterSwap(swap.purgeKeys, swap.snapshot.fingerprint, swap.swappedAt, swap.stored),
   })
   const { shared } = caches
   const owner = instanceOwner()

@@ -85,10 +85,12 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
   }
 
   /** Past the bound, or once everything is to be purged anyway, one key says it all. */
-  function collapse(lane: Lane): void {
-    if (lane.pending.size <= 1) return
-    if (!lane.pending.has(ALL_PAGES_KEY) && lane.pending.size <= maxPending) return
-    lane.pending = new Map([[ALL_PAGES_KEY, Math.min(...lane.pending.values())]])
+  function collapse(keys: Map<string, number>, bound: number): void {
+    if (keys.size <= 1) return
+    if (!keys.has(ALL_PAGES_KEY) && keys.size <= bound) return
+    const since = oldestOf(keys)
+    keys.clear()
+    keys.set(ALL_PAGES_KEY, since)
   }
 
   /** Moves up to `room` pending keys into `batch`. */
@@ -124,8 +126,7 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
           answer = { kind: 'retry', reason: String(error) }
         }
         if (closed) return
-        const oldest = Math.min(...batch.values())
-        const lagMs = Math.max(0, now() - oldest)
+        const lagMs = Math.max(0, now() - oldestOf(batch))
         const where = { target: target.name, where: target.where, keys: batch.size, attempt, lagMs }
         if (answer.kind === 'ok') {
           logger.info(where, 'cdn purge: acknowledged')
@@ -133,14 +134,14 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
           break
         }
         if (answer.kind === 'fail') {
-          logger.error({ ...where, reason: answer.reason }, 'cdn purge: refused, not retried')
+          logger.warn({ ...where, reason: answer.reason }, 'cdn purge: refused, not retried')
           report(target, 'failed', batch.size, lagMs)
           break
         }
         const backoff = syncRetryDelay(attempt, retryCap, options.random)
         const delayMs = Math.min(retryCap, Math.max(backoff, answer.retryAfterMs ?? 0))
         if (lagMs + delayMs > options.giveUpAfterMs) {
-          logger.error({ ...where, reason: answer.reason }, 'cdn purge: given up, the cached copies expire by themselves now')
+          logger.warn({ ...where, reason: answer.reason }, 'cdn purge: given up, the cached copies expire by themselves now')
           report(target, 'failed', batch.size, lagMs)
           break
         }
@@ -150,11 +151,7 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
         if (closed) return
         // Keys that arrived meanwhile ride along, up to the limit; `cms-pages` replaces the rest.
         take(lane, batch, target.maxKeys)
-        if (batch.has(ALL_PAGES_KEY) && batch.size > 1) {
-          const since = Math.min(...batch.values())
-          batch.clear()
-          batch.set(ALL_PAGES_KEY, since)
-        }
+        collapse(batch, target.maxKeys)
       }
     }
   }
@@ -188,7 +185,7 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
       try {
         for (const lane of lanes) {
           merge(lane.pending, keys, swappedAt)
-          collapse(lane)
+          collapse(lane.pending, maxPending)
           start(lane)
         }
       } catch (error) {
@@ -214,4 +211,11 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
       settleIdle()
     },
   }
+}
+
+/** The earliest swap among `keys` (a loop: a tree-wide change may name more keys than a spread takes). */
+function oldestOf(keys: ReadonlyMap<string, number>): number {
+  let oldest = Infinity
+  for (const swappedAt of keys.values()) if (swappedAt < oldest) oldest = swappedAt
+  return oldest
 }

@@ -6,7 +6,7 @@
 import { exchange, type PurgeHttp, type PurgeTarget } from './purge-target.js'
 
 /** Keeps the header well under Varnish's default 8 KB request header limit (docs/cdn-purging.md#varnish-xkey). */
-export const VARNISH_MAX_KEYS = 256
+export const VARNISH_MAX_KEYS = 200
 
 export interface VarnishTargetOptions {
   /** Base URL, `http://host:port` (a path prefix is kept: `PURGE <prefix>/`). */

@@ -24,10 +24,10 @@ export interface CdnParts {
   /** The delivery queue; `undefined` when no purge target is configured. */
   readonly delivery: PurgeDelivery | undefined
   /**
-   * Call once a snapshot this instance synced is stored and announced: its keys are purged when
-   * the gate opens. Returns at once and never throws.
+   * Call at the swap of a snapshot this instance synced: its keys are purged once `stored`
+   * settles (the snapshot stored and announced) and then the gate opens. Returns at once and never throws.
    */
-  purgeAfterSwap(keys: readonly string[], fingerprint: string, swappedAt: number): void
+  purgeAfterSwap(keys: readonly string[], fingerprint: string, swappedAt: number, stored?: Promise<unknown>): void
   /** Resolves when no gate is being waited for and nothing is queued or in flight. */
   idle(): Promise<void>
   close(): Promise<void>
@@ -58,15 +58,12 @@ export function composeCdn(options: CdnOptions): CdnParts {
   const gating = new Set<Promise<void>>()
   let closed = false
 
-  function purgeAfterSwap(keys: readonly string[], fingerprint: string, swappedAt: number): void {
+  function purgeAfterSwap(keys: readonly string[], fingerprint: string, swappedAt: number, stored: Promise<unknown> = Promise.resolve()): void {
     if (!delivery || closed || keys.length === 0) return
-    let opened: Promise<void>
-    try {
-      opened = (options.gate?.() ?? OPEN_GATE).beforePurge(fingerprint)
-    } catch (error) {
-      opened = Promise.reject(error)
-    }
-    const waiting: Promise<void> = opened
+    const settled = () => undefined
+    const waiting: Promise<void> = stored
+      .then(settled, settled)
+      .then(() => (closed ? undefined : (options.gate?.() ?? OPEN_GATE).beforePurge(fingerprint)))
       .catch((error: unknown) => logger.warn({ err: error, fingerprint }, 'cdn purge: the gate failed; purging anyway'))
       .then(() => {
         if (!closed) delivery.enqueue(keys, swappedAt)

@@ -38,6 +38,7 @@ export interface ServingOptions {
 export async function composeServing(app: FastifyInstance, options: ServingOptions): Promise<ServingParts> {
   const { config, sync } = options
   const trusted = config.trustProxy
+  const purged = configuredTargets(config)
   // Reads the sync's snapshot on every request: a swap is seen by the next one.
   const pages = createPagesService({
     snapshot: () => sync.current,
@@ -49,8 +50,9 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
       maxAgeMs: config.clientMaxAgeMs,
       staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
       staleIfErrorMs: config.clientStaleIfErrorMs,
-      ...(configuredTargets(config).length > 0 ? { cdnMaxAgeMs: config.cdnMaxAgeMs } : {}),
-      surrogateControl: configuredTargets(config).includes('fastly'),
+      // Only a CDN that is purged may keep answers longer than browsers (docs/cdn-purging.md#caching-headers).
+      ...(purged.length > 0 ? { cdnMaxAgeMs: config.cdnMaxAgeMs } : {}),
+      surrogateControl: purged.includes('fastly'),
     },
     now: options.now,
     logger: app.log,

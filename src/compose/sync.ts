@@ -25,10 +25,20 @@ export interface SyncOptions {
   readonly events: ShieldEvents
   readonly clock: Clock
   /**
-   * After a snapshot this instance synced is stored and announced (at once without persistence):
-   * the CDN purge of its changed keys (`compose/cdn.ts`).
+   * At each swap of a snapshot this instance synced, with the promise of its being stored and
+   * announced (resolved at once without persistence): the CDN purge of its changed keys
+   * (`compose/cdn.ts`), which waits for that promise.
    */
-  readonly afterStored?: (purgeKeys: readonly string[], snapshot: Snapshot, swappedAt: number) => void
+  readonly onSyncedSwap?: (swap: SyncedSwap) => void
+}
+
+export interface SyncedSwap {
+  readonly purgeKeys: readonly string[]
+  readonly snapshot: Snapshot
+  /** ms since the epoch. */
+  readonly swappedAt: number
+  /** Settles (never rejects) once the snapshot is stored and announced, or storing failed. */
+  readonly stored: Promise<void>
 }
 
 export function composeSync(options: SyncOptions): SyncService {
@@ -62,13 +72,10 @@ export function composeSync(options: SyncOptions): SyncService {
       // Only what this instance synced is stored and announced; the others' is already in Redis.
       if (source !== 'sync') return
       const swappedAt = options.clock.now()
-      const stored = persistence ? persistence.save(snapshot).then(() => cluster()?.announce(snapshot)) : Promise.resolve()
-      const { afterStored } = options
-      if (afterStored && change.purgeKeys.length > 0) {
-        // Purged even when storing failed: the purge gate decides how long to wait for the others.
-        const purge = () => afterStored(change.purgeKeys, snapshot, swappedAt)
-        void stored.then(purge, purge)
-      }
+      const saved = persistence ? persistence.save(snapshot).then(() => cluster()?.announce(snapshot)) : Promise.resolve()
+      // Settled either way: a purge follows even a failed store, the purge gate decides how long to wait.
+      const stored = saved.then(() => undefined, (error: unknown) => logger.warn({ err: error }, 'snapshot: storing or announcing failed'))
+      options.onSyncedSwap?.({ purgeKeys: change.purgeKeys, snapshot, swappedAt, stored })
     },
   })
 }

@@ -87,6 +87,11 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('fastly-secret-token')
   })
 
+  it('refuses a purge target with CACHE_TAG_HEADERS=false: nothing it purges would be tagged', () => {
+    const error = configError({ ...REQUIRED, CDN_PURGE_VARNISH: 'http://varnish:6081', CACHE_TAG_HEADERS: 'false' })
+    expect(error.details?.['problems']).toEqual([expect.stringContaining('CACHE_TAG_HEADERS: must be true with a CDN purge target')])
+  })
+
   it('refuses a TRUST_PROXY that is not a list of CIDRs, and a read-through budget of 0, with the others, at once', () => {
     const error = configError({ TRUST_PROXY: '10.0.0.0/8,lb.internal', READ_THROUGH_RATE: '0', READ_THROUGH_CLIENT_BURST: 'lots' })
     expect(error.message).toContain('TRUST_PROXY: got "10.0.0.0/8,lb.internal", expected CIDRs')

@@ -66,6 +66,12 @@ export function loadConfig(env: Env = process.env): Config {
     if (hasA !== hasB) problems.push(`${hasA ? b : a}: is required with ${hasA ? a : b} (set both or neither)`)
   }
 
+  // Purges name surrogate keys: answers without them would stay cached for CDN_MAX_AGE, unpurgeable.
+  const purgeTargetSet = ['CDN_PURGE_VARNISH', 'FASTLY_SERVICE_ID', 'CLOUDFLARE_ZONE_ID'].some((name) => (env[name]?.trim() ?? '') !== '')
+  if (purgeTargetSet && values['cacheTagHeaders'] === false) {
+    problems.push('CACHE_TAG_HEADERS: must be true with a CDN purge target (CDN_PURGE_VARNISH, FASTLY_SERVICE_ID or CLOUDFLARE_ZONE_ID): purges name the keys these headers carry')
+  }
+
   if (problems.length > 0) {
     throw createError('CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, {
       details: { problems: Object.freeze(problems) },

@@ -501,6 +501,24 @@ describe('PURGE and webhook', () => {
     expect(valueOf(families, 'cms_shield_webhook_requests_total', { result: 'unauthorized' })).toBe(1)
     expect(valueOf(families, 'cms_shield_webhook_requests_total', { result: 'accepted' })).toBe(0)
   })
+
+  it('counts CDN purges by target and outcome, from 0 for the targets configured, and observes keys and lag of acknowledged ones', async () => {
+    const { metrics, events } = rig({ cdnTargets: ['varnish', 'fastly'] })
+    events.emit('cdnPurge', { target: 'varnish', outcome: 'retried', keys: 3, lagMs: 200 })
+    events.emit('cdnPurge', { target: 'varnish', outcome: 'ok', keys: 3, lagMs: 1_700 })
+    events.emit('cdnPurge', { target: 'fastly', outcome: 'failed', keys: 1, lagMs: 50 })
+
+    const families = await scrape(metrics)
+    expect(valueOf(families, 'cms_shield_cdn_purges_total', { target: 'varnish', outcome: 'ok' })).toBe(1)
+    expect(valueOf(families, 'cms_shield_cdn_purges_total', { target: 'varnish', outcome: 'retried' })).toBe(1)
+    expect(valueOf(families, 'cms_shield_cdn_purges_total', { target: 'fastly', outcome: 'failed' })).toBe(1)
+    expect(valueOf(families, 'cms_shield_cdn_purges_total', { target: 'fastly', outcome: 'ok' })).toBe(0)
+    expect(valueOf(families, 'cms_shield_cdn_purges_total', { target: 'cloudflare', outcome: 'ok' })).toBeUndefined()
+    expect(valueOf(families, 'cms_shield_cdn_purge_keys_count', { target: 'varnish' })).toBe(1)
+    expect(valueOf(families, 'cms_shield_cdn_purge_keys_sum', { target: 'varnish' })).toBe(3)
+    expect(valueOf(families, 'cms_shield_cdn_purge_lag_seconds_sum', { target: 'varnish' })).toBeCloseTo(1.7)
+    expect(valueOf(families, 'cms_shield_cdn_purge_lag_seconds_count', { target: 'fastly' })).toBeUndefined()
+  })
 })
 
 describe('isolation', () => {
