@@ -4,6 +4,7 @@
  * PURGE requests. The syncing instance purges an edit only once every live instance serves it —
  * never while a follower still serves the old tree, which the CDN would fetch and cache again —
  * exactly once, and a follower that died holds it no longer than its record takes to age out.
+ * While Redis is down every instance syncs and purges its own change without waiting.
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -12,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakePage, type FakeWagtail } from '../fake-wagtail/index.js'
 import { freePort } from '../helpers/free-port.js'
 import { startVarnishRecorder, type FakePurgeApi, type RecordedPurge } from '../helpers/fake-purge-apis.js'
-import { sharedRedisUrl } from '../helpers/redis-server.js'
+import { ownRedisServer, sharedRedisUrl } from '../helpers/redis-server.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
 const LEASE_MS = 900
@@ -46,7 +47,7 @@ interface Setup {
   served(): Promise<Record<string, string>>
 }
 
-async function setup(): Promise<Setup> {
+async function setup(redisUrl?: string): Promise<Setup> {
   const cms = await startFakeWagtail({ pages: generateSite() })
   cleanups.push(() => cms.close())
   // Every request to it is a PURGE: the n-th arrival time is the n-th request's.
@@ -54,7 +55,7 @@ async function setup(): Promise<Setup> {
   const varnish = await startVarnishRecorder({ onPurge: () => void arrivals.push(Date.now()) })
   cleanups.push(() => varnish.close())
   const env = {
-    REDIS_URL: await sharedRedisUrl(),
+    REDIS_URL: redisUrl ?? (await sharedRedisUrl()),
     REDIS_PREFIX: `test-cdn-cluster-${randomUUID()}:`,
     LEADER_LEASE: `${LEASE_MS}ms`,
     REFRESH_DEBOUNCE: '20ms',
@@ -62,6 +63,7 @@ async function setup(): Promise<Setup> {
     CDN_PURGE_WAIT: `${PURGE_WAIT_MS}ms`,
   }
   const admin = new Redis(env.REDIS_URL)
+  admin.on('error', () => undefined) // a test that kills Redis reads nothing after
   cleanups.push(async () => void admin.disconnect())
   const records = async () => {
     const fields = await admin.hgetall(`${env.REDIS_PREFIX}served`)
@@ -80,7 +82,7 @@ async function setup(): Promise<Setup> {
 }
 
 /** `n` instances started one after the other (the first syncs), serving one snapshot, all recorded as serving it. */
-async function startInstances(s: Setup, n: number, recorded = n): Promise<Harness[]> {
+async function startInstances(s: Setup, n: number): Promise<Harness[]> {
   const instances: Harness[] = []
   for (let i = 0; i < n; i++) {
     const instance = await startShield({ sharedOrigin: s.cms, env: s.env, synced: false, deps: { autoSync: true } })
@@ -90,7 +92,7 @@ async function startInstances(s: Setup, n: number, recorded = n): Promise<Harnes
   await eventually(async () => {
     const fingerprint = instances[0]!.app.shield.sync.current?.fingerprint
     const served = Object.values(await s.served())
-    return fingerprint !== undefined && served.length === recorded && served.every((f) => f === fingerprint)
+    return fingerprint !== undefined && served.length === n && served.every((f) => f === fingerprint)
   }, 'every instance serves the first snapshot and says so')
   // The first sync's purge of everything is behind us.
   await instances[0]!.app.shield.cdn.idle()
@@ -201,5 +203,29 @@ describe('a CDN purge with several instances', () => {
     const after = Object.keys(await s.served())
     expect(after).toHaveLength(2)
     expect(after.every((owner) => before.has(owner))).toBe(true)
+  })
+
+  describe('while Redis is down', () => {
+    const redis = ownRedisServer()
+
+    it('each instance syncs by itself and purges its own change at once, waiting for nobody', async () => {
+      const s = await setup(redis().url)
+      const instances = await startInstances(s, 2)
+      await redis().kill()
+      await eventually(() => instances.every((h) => h.app.shield.cluster!.role === 'standalone'), 'both instances turn standalone')
+
+      const leaf = leafOf(instances[0]!, s.cms)
+      const key = `cms-page-${leaf.id}`
+      const title = 'Edited while Redis is down'
+      s.cms.updatePage(leaf.id, { title })
+      const editedAt = Date.now()
+      // Behind a load balancer the editor's PURGE reaches one instance; the other syncs on its
+      // schedule (here: a PURGE of its own).
+      for (const h of instances) expect((await purgeVia(h, leaf.id)).statusCode).toBe(200)
+      await eventually(() => s.naming(key).length === 2, 'both instances purge the edit')
+      for (const h of instances) expect(await titleOn(h, leaf.id)).toBe(title)
+      // Not held for CDN_PURGE_WAIT: there is nobody to ask.
+      for (const sent of s.naming(key)) expect(sent.at - editedAt).toBeLessThan(PURGE_WAIT_MS / 3)
+    })
   })
 })
