@@ -101,7 +101,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, logger, events, clock }) : undefined
   const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
   // Without Redis the CDN's own gate: the one instance serves what it synced the moment it swaps.
-  const purgeGate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger) : undefined
+  const purgeGate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, events, now: clock.now })

@@ -55,13 +55,19 @@ export function servedPurgeGate(
   cluster: Pick<ClusterCoordinator, 'role'>,
   waitMs: number,
   logger: Pick<FastifyBaseLogger, 'warn'>,
+  events: ShieldEvents,
 ): PurgeGate {
   async function beforePurge(fingerprint: string): Promise<void> {
-    if (cluster.role === 'standalone') return
-    const result = await served.waitForAll(fingerprint, waitMs)
+    if (cluster.role === 'standalone') {
+      events.emit('purgeGate', { result: 'standalone', waitedMs: 0 })
+      return
+    }
+    const { allServe, lagging, waitedMs, reason } = await served.waitForAll(fingerprint, waitMs)
+    if (reason === 'stopped') return
     // A Redis that cannot answer is logged where it failed; the purge goes out at once.
-    if (result.reason === 'timeout') {
-      logger.warn({ fingerprint, lagging: result.lagging, waitedMs: result.waitedMs }, 'cdn purge: not every instance serves the new snapshot yet; purging anyway')
+    events.emit('purgeGate', { result: allServe ? 'confirmed' : reason === 'timeout' ? 'timeout' : 'unavailable', waitedMs })
+    if (reason === 'timeout') {
+      logger.warn({ fingerprint, lagging, waitedMs }, 'cdn purge: not every instance serves the new snapshot yet; purging anyway')
     }
   }
   return { beforePurge }

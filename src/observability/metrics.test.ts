@@ -519,6 +519,19 @@ describe('PURGE and webhook', () => {
     expect(valueOf(families, 'cms_shield_cdn_purge_lag_seconds_sum', { target: 'varnish' })).toBeCloseTo(1.7)
     expect(valueOf(families, 'cms_shield_cdn_purge_lag_seconds_count', { target: 'fastly' })).toBeUndefined()
   })
+
+  it('counts how each CDN purge\'s wait for the other instances ended, from 0 when a target is configured', async () => {
+    const { metrics, events } = rig({ cdnTargets: ['varnish'] })
+    events.emit('purgeGate', { result: 'confirmed', waitedMs: 40 })
+    events.emit('purgeGate', { result: 'confirmed', waitedMs: 10 })
+    events.emit('purgeGate', { result: 'timeout', waitedMs: 5000 })
+
+    const families = await scrape(metrics)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'confirmed' })).toBe(2)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'timeout' })).toBe(1)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'unavailable' })).toBe(0)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'standalone' })).toBe(0)
+  })
 })
 
 describe('isolation', () => {
@@ -547,7 +560,7 @@ describe('isolation', () => {
     expect(valueOf(families, 'cms_shield_purge_requests_total', { result: 'accepted', target: 'listing' })).toBe(1)
     expect(valueOf(families, 'cms_shield_cache_hits_total', { tier: 'memory' })).toBe(1)
     expect(valueOf(families, 'cms_shield_http_requests_total', { route: 'list' })).toBeUndefined()
-    for (const event of ['request', 'upstream', 'sync', 'snapshot', 'purge', 'webhook', 'role'] as const) expect(events.listens(event)).toBe(false)
+    for (const event of ['request', 'upstream', 'sync', 'snapshot', 'purge', 'webhook', 'role', 'purgeGate'] as const) expect(events.listens(event)).toBe(false)
     for (const event of ['hit', 'miss', 'evict', 'error'] as const) {
       expect(memory.listens(event)).toBe(false)
       expect(redisEvents.listens(event)).toBe(false)

@@ -129,6 +129,8 @@ describe('a CDN purge with several instances', () => {
       return read()
     }
 
+    const gate: string[] = []
+    leader.app.shield.events.on('purgeGate', ({ result }) => void gate.push(result))
     const leaf = leafOf(leader, s.cms)
     const key = `cms-page-${leaf.id}`
     const title = 'Edited behind a CDN'
@@ -161,6 +163,7 @@ describe('a CDN purge with several instances', () => {
     await Promise.all([leader, follower1, follower2].map((h) => h.app.shield.cdn.idle()))
     await pause(300)
     expect(s.naming(key)).toHaveLength(1)
+    expect(gate).toEqual(['confirmed'])
     // Besides the first sync's purge of everything, nothing else was sent.
     expect(s.varnish.requests.filter((purge) => !purge.keys.includes('cms-pages'))).toHaveLength(1)
   })
