@@ -47,7 +47,7 @@ interface Setup {
   served(): Promise<Record<string, string>>
 }
 
-async function setup(redisUrl?: string): Promise<Setup> {
+async function setup(redisUrl?: string, extra: Record<string, string> = {}): Promise<Setup> {
   const cms = await startFakeWagtail({ pages: generateSite() })
   cleanups.push(() => cms.close())
   // Every request to it is a PURGE: the n-th arrival time is the n-th request's.
@@ -61,6 +61,7 @@ async function setup(redisUrl?: string): Promise<Setup> {
     REFRESH_DEBOUNCE: '20ms',
     CDN_PURGE_VARNISH: varnish.url,
     CDN_PURGE_WAIT: `${PURGE_WAIT_MS}ms`,
+    ...extra,
   }
   const admin = new Redis(env.REDIS_URL)
   admin.on('error', () => undefined) // a test that kills Redis reads nothing after
@@ -109,6 +110,22 @@ async function titleOn(h: Harness, id: number): Promise<string> {
   return (JSON.parse((await h.get(`/api/v1/cms/pages/${id}/`)).body) as { title: string }).title
 }
 
+/** Makes `h` slow to load snapshots: its reads of the shared snapshot wait until `release()`. */
+function holdSnapshotReads(h: Harness): { reads(): number; release(): void } {
+  let release!: () => void
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const target = h.app.shield.shared!.snapshotTarget
+  const read = target.read.bind(target)
+  let reads = 0
+  target.read = async () => {
+    reads++
+    await released
+    return read()
+  }
+  cleanups.push(async () => release())
+  return { reads: () => reads, release }
+}
+
 const purgeVia = (h: Harness, id: number) => h.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${id}/`, headers: { host: 'localhost' } })
 
 describe('a CDN purge with several instances', () => {
@@ -118,16 +135,7 @@ describe('a CDN purge with several instances', () => {
     expect([leader, follower1, follower2].map((h) => h.app.shield.cluster!.role)).toEqual(['leader', 'follower', 'follower'])
 
     // Follower 2 is slow to load snapshots: its reads of the shared snapshot wait for the test.
-    let release!: () => void
-    const released = new Promise<void>((resolve) => (release = resolve))
-    const target = follower2.app.shield.shared!.snapshotTarget
-    const read = target.read.bind(target)
-    let heldReads = 0
-    target.read = async () => {
-      heldReads++
-      await released
-      return read()
-    }
+    const held = holdSnapshotReads(follower2)
 
     const gate: string[] = []
     leader.app.shield.events.on('purgeGate', ({ result }) => void gate.push(result))
@@ -137,7 +145,7 @@ describe('a CDN purge with several instances', () => {
     s.cms.updatePage(leaf.id, { title })
     expect((await purgeVia(follower1, leaf.id)).statusCode).toBe(200)
     await eventually(async () => (await titleOn(leader, leaf.id)) === title && (await titleOn(follower1, leaf.id)) === title, 'the leader and follower 1 serve the edit')
-    await eventually(() => heldReads > 0, 'follower 2 starts loading the edit')
+    await eventually(() => held.reads() > 0, 'follower 2 starts loading the edit')
     const edit = leader.app.shield.sync.current!.fingerprint
     await eventually(async () => Object.values(await s.served()).filter((f) => f === edit).length === 2, 'two instances record the edit as served')
 
@@ -149,7 +157,7 @@ describe('a CDN purge with several instances', () => {
     let caughtUpAt: number | undefined
     follower2.app.shield.events.on('snapshot', () => void (caughtUpAt ??= Date.now()))
     const releasedAt = Date.now()
-    release()
+    held.release()
     await eventually(() => s.naming(key).length > 0, 'the purge is sent')
     const [sent] = s.naming(key)
     expect(sent).toMatchObject({ method: 'PURGE', path: '/', soft: false })
@@ -166,6 +174,28 @@ describe('a CDN purge with several instances', () => {
     expect(gate).toEqual(['confirmed'])
     // Besides the first sync's purge of everything, nothing else was sent.
     expect(s.varnish.requests.filter((purge) => !purge.keys.includes('cms-pages'))).toHaveLength(1)
+  })
+
+  it('goes out anyway once CDN_PURGE_WAIT runs out while a follower still lags', async () => {
+    const waitMs = 1000
+    const s = await setup(undefined, { CDN_PURGE_WAIT: `${waitMs}ms` })
+    const [leader, , slow] = (await startInstances(s, 3)) as [Harness, Harness, Harness]
+    const held = holdSnapshotReads(slow)
+    const gate: string[] = []
+    leader.app.shield.events.on('purgeGate', ({ result }) => void gate.push(result))
+    let swappedAt: number | undefined
+    leader.app.shield.events.on('snapshot', () => void (swappedAt ??= Date.now()))
+
+    const leaf = leafOf(leader, s.cms)
+    const key = `cms-page-${leaf.id}`
+    s.cms.updatePage(leaf.id, { title: 'Edited while a follower lags' })
+    expect((await purgeVia(leader, leaf.id)).statusCode).toBe(200)
+    await eventually(() => s.naming(key).length > 0, 'the purge is sent')
+    const [sent] = s.naming(key)
+    expect(sent!.at - swappedAt!).toBeGreaterThanOrEqual(waitMs)
+    expect(gate).toEqual(['timeout'])
+    expect(held.reads()).toBeGreaterThan(0)
+    expect(await titleOn(slow, leaf.id)).toBe(leaf.title)
   })
 
   it('is not held by a follower that died for longer than its record takes to age out', async () => {
