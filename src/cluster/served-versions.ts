@@ -101,6 +101,16 @@ return live`
 
 const DELETE_SCRIPT = `return redis.call('hdel', KEYS[1], ARGV[1])`
 
+/** The script checked the record's shape; this only guards against a JSON dialect difference. */
+function fingerprintOf(text: string): string | undefined {
+  try {
+    const { fingerprint } = JSON.parse(text) as { fingerprint?: unknown }
+    return typeof fingerprint === 'string' ? fingerprint : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** How many of its own latest fingerprints an instance remembers, to accept followers that skipped ahead. */
 const OWN_HISTORY = 32
 
@@ -172,7 +182,8 @@ export function createServedVersions(options: ServedVersionsOptions): ServedVers
     for (let i = 0; i + 1 < answer.length; i += 2) {
       const [id, text] = [answer[i] as unknown, answer[i + 1] as unknown]
       if (typeof id !== 'string' || typeof text !== 'string') continue
-      serving.set(id, (JSON.parse(text) as { fingerprint: string }).fingerprint)
+      const fingerprint = fingerprintOf(text)
+      if (fingerprint !== undefined) serving.set(id, fingerprint)
     }
     return serving
   }
