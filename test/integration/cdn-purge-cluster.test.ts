@@ -247,6 +247,8 @@ describe('a CDN purge with several instances', () => {
       await redis().kill()
       await eventually(() => instances.every((h) => h.app.shield.cluster!.role === 'standalone'), 'both instances turn standalone')
 
+      const gate: string[] = []
+      for (const h of instances) h.app.shield.events.on('purgeGate', ({ result }) => void gate.push(result))
       const leaf = leafOf(instances[0]!, s.cms)
       const key = `cms-page-${leaf.id}`
       const title = 'Edited while Redis is down'
@@ -259,6 +261,7 @@ describe('a CDN purge with several instances', () => {
       for (const h of instances) expect(await titleOn(h, leaf.id)).toBe(title)
       // Not held for CDN_PURGE_WAIT: there is nobody to ask.
       for (const sent of s.naming(key)) expect(sent.at - editedAt).toBeLessThan(PURGE_WAIT_MS / 3)
+      expect(gate).toEqual(['standalone', 'standalone'])
     })
   })
 })
