@@ -15,11 +15,12 @@ import type { MemoryStore } from './cache/stores/memory-store.js'
 import { composeCaches } from './compose/caches.js'
 import { composeCdn, type CdnParts } from './compose/cdn.js'
 import { clockOf } from './compose/clock.js'
-import { composeCluster } from './compose/cluster.js'
+import { composeCluster, instanceOwner } from './compose/cluster.js'
 import { registerLifecycle } from './compose/lifecycle.js'
 import { composeMetrics, registerOperations } from './compose/operations.js'
 import { composePersistence } from './compose/persistence.js'
 import { serverOptions } from './compose/server.js'
+import { composeServed, servedPurgeGate } from './compose/served.js'
 import { composeServing } from './compose/serving.js'
 import { composeSync } from './compose/sync.js'
 import { composeUpstream } from './compose/upstream.js'
@@ -90,13 +91,17 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const upstream = composeUpstream({ config, dispatcher: deps.dispatcher, logger, events, now: clock.now, random: clock.random })
   const caches = composeCaches({ config, upstream, logger, events, clock })
   const persistence = composePersistence(config, caches.shared, logger, clock.now)
-  const cdn = composeCdn({ config, logger, events, clock, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
+  const cdn = composeCdn({ config, logger, events, clock, gate: () => purgeGate, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
   const sync = composeSync({
     config, upstream, persistence, cluster: () => cluster, logger, events, clock,
     onSyncedSwap: (swap) => cdn.purgeAfterSwap(swap.purgeKeys, swap.snapshot.fingerprint, swap.swappedAt, swap.stored),
   })
   const { shared } = caches
-  const cluster = shared ? composeCluster({ config, shared, sync, persistence, logger, events, clock }) : undefined
+  const owner = instanceOwner()
+  const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, logger, events, clock }) : undefined
+  const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
+  // Without Redis the CDN's own gate: the one instance serves what it synced the moment it swaps.
+  const purgeGate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, events, now: clock.now })
@@ -111,7 +116,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   registerOperations(app, operations, metrics)
   serving.registerAnswerHooks()
   registerLifecycle(app, {
-    config, sync, shared, persistence, cluster, metrics, closeUpstream: () => upstream.close(), closeCdn: () => cdn.close(),
+    config, sync, shared, persistence, cluster, served, metrics, closeUpstream: () => upstream.close(), closeCdn: () => cdn.close(),
     autoSync: deps.autoSync ?? true,
   })
   return app

@@ -22,20 +22,13 @@ import {
 } from './cluster-channel.js'
 import { createSharedFlight } from '../cache/shared-flight.js'
 import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
+import { until } from '../../test/helpers/redis-clients.js'
 
 const COMMAND_TIMEOUT_MS = 200
 
 function recordingLogger() {
   const warnings: Array<{ details: object; message: string }> = []
   return { warnings, warn: (details: object, message: string) => void warnings.push({ details, message }) }
-}
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, withinMs: number): Promise<void> {
-  const deadline = performance.now() + withinMs
-  while (!(await probe())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`)
-    await sleep(10)
-  }
 }
 
 async function timed<T>(work: Promise<T>): Promise<{ result: T; ms: number }> {

@@ -6,65 +6,30 @@
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { Redis } from 'ioredis'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { createRedisClient, isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
-import { ownRedisServer, sharedRedisUrl } from '../../test/helpers/redis-server.js'
+import { afterEach, describe, expect, it } from 'vitest'
+import { isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
+import { ownRedisServer } from '../../test/helpers/redis-server.js'
+import { recordingLogger } from '../../test/helpers/recording-logger.js'
+import { suiteRedisClients, suiteSharedRedis, until } from '../../test/helpers/redis-clients.js'
 import { RedisCommandTimeoutError } from '../cache/stores/bounded-command.js'
 import { createLeaderLease, type LeaderLease, type LeaderLeaseOptions, type LeaseRedis, type LeaseRole } from './leader-lease.js'
 import type { Timers } from '../timers.js'
 
 const COMMAND_TIMEOUT_MS = 200
 
-function recordingLogger() {
-  const lines: string[] = []
-  return {
-    lines,
-    info: (_details: object, message: string) => void lines.push(`info ${message}`),
-    warn: (_details: object, message: string) => void lines.push(`warn ${message}`),
-  }
-}
-
-async function until(what: string, probe: () => boolean | Promise<boolean>, withinMs: number): Promise<void> {
-  const deadline = performance.now() + withinMs
-  while (!(await probe())) {
-    if (performance.now() > deadline) throw new Error(`${what}: not within ${withinMs} ms`)
-    await sleep(10)
-  }
-}
-
 describe('leader lease on a real Redis', () => {
-  const clients: RedisClient[] = []
+  const shared = suiteSharedRedis()
+  const clients = suiteRedisClients(COMMAND_TIMEOUT_MS)
   const leases: LeaderLease[] = []
-  let url: string
-  let admin: Redis
-
-  beforeAll(async () => {
-    url = await sharedRedisUrl()
-    admin = new Redis(url)
-  })
-  const sharedKeys: string[] = []
-  afterEach(async () => {
+  afterEach(() => {
     for (const lease of leases.splice(0)) lease.abandon()
-    for (const client of clients.splice(0)) client.disconnect()
-    const keys = sharedKeys.splice(0)
-    if (keys.length > 0) await admin.del(...keys)
-  })
-  afterAll(() => {
-    admin.disconnect()
   })
 
-  async function connect(to: string = url): Promise<RedisClient> {
-    const client = createRedisClient({ url: to, commandTimeoutMs: COMMAND_TIMEOUT_MS, connectTimeoutMs: 1000 })
-    clients.push(client)
-    await until('redis ready', () => isRedisUp(client), 5000)
-    return client
-  }
+  const connect = (to: string = shared.url): Promise<RedisClient> => clients.connect(to)
 
   /** `count` leases on one key, each with its own connection, recording their role changes. */
-  async function instances(count: number, leaseMs: number, to: string = url) {
-    const key = `test:${randomUUID()}:leader`
-    if (to === url) sharedKeys.push(key)
+  async function instances(count: number, leaseMs: number, to: string = shared.url) {
+    const key = shared.key('leader')
     const made = await Promise.all(
       Array.from({ length: count }, async (_, index) => {
         const redis = await connect(to)
@@ -96,8 +61,8 @@ describe('leader lease on a real Redis', () => {
     expect(roles.filter((role) => role === 'leader')).toHaveLength(1)
     expect(roles.filter((role) => role === 'follower')).toHaveLength(2)
     const [leader] = leaders(group)
-    expect(await admin.get(key)).toBe(leader!.owner)
-    const pttl = await admin.pttl(key)
+    expect(await shared.admin.get(key)).toBe(leader!.owner)
+    const pttl = await shared.admin.pttl(key)
     expect(pttl).toBeGreaterThan(0)
     expect(pttl).toBeLessThanOrEqual(5000)
     // A change is reported once: the leader went follower → leader, the followers never changed.
@@ -114,7 +79,7 @@ describe('leader lease on a real Redis', () => {
     await sleep(leaseMs * 3)
     expect(leaders(group)).toEqual([leader])
     expect(group.filter((lease) => lease !== leader).map((lease) => lease.role)).toEqual(['follower', 'follower'])
-    expect(await admin.get(key)).toBe(leader!.owner)
+    expect(await shared.admin.get(key)).toBe(leader!.owner)
     // Renewed, not re-acquired: the leader changed role once in all that time.
     expect(made.find((one) => one.lease === leader)!.changes).toEqual([['leader', 'follower']])
   })
@@ -130,11 +95,11 @@ describe('leader lease on a real Redis', () => {
       ['leader', 'follower'],
       ['follower', 'leader'],
     ])
-    expect(await admin.get(key)).toBeNull()
+    expect(await shared.admin.get(key)).toBeNull()
     expect(await second.checkNow()).toBe('leader')
     // A stopped lease neither ticks nor takes the key back.
     expect(await first.checkNow()).toBe('follower')
-    expect(await admin.get(key)).toBe(second.owner)
+    expect(await shared.admin.get(key)).toBe(second.owner)
   })
 
   it('does not delete a lease held by someone else when it stops', async () => {
@@ -143,7 +108,7 @@ describe('leader lease on a real Redis', () => {
     await first.checkNow()
     await second.checkNow()
     await second.stop()
-    expect(await admin.get(key)).toBe(first.owner)
+    expect(await shared.admin.get(key)).toBe(first.owner)
   })
 
   it('keeps a crashed leader\'s key until it expires, then another takes over within a lease and a tick', async () => {
@@ -155,7 +120,7 @@ describe('leader lease on a real Redis', () => {
     for (const lease of others) lease.start()
     first.abandon()
     const crashedAt = performance.now()
-    expect(await admin.get(key)).toBe(first.owner)
+    expect(await shared.admin.get(key)).toBe(first.owner)
     expect(await others[0].checkNow()).toBe('follower')
     await until('a takeover', () => leaders(others).length > 0, 10 * leaseMs)
     const tookMs = performance.now() - crashedAt
@@ -164,7 +129,7 @@ describe('leader lease on a real Redis', () => {
     expect(performance.now() - acquiredFrom).toBeGreaterThanOrEqual(leaseMs - 20)
     expect(tookMs).toBeLessThan(2 * (leaseMs + leaseMs / 3))
     expect(leaders(others)).toHaveLength(1)
-    expect(await admin.get(key)).toBe(leaders(others)[0]!.owner)
+    expect(await shared.admin.get(key)).toBe(leaders(others)[0]!.owner)
     expect(first.role).toBe('leader') // a crashed process learns nothing more
   })
 
@@ -172,11 +137,11 @@ describe('leader lease on a real Redis', () => {
     const { key, made } = await instances(1, 30_000)
     const { lease, logger, changes } = made[0]!
     expect(await lease.checkNow()).toBe('leader')
-    await admin.set(key, 'someone-else', 'PX', 30_000)
+    await shared.admin.set(key, 'someone-else', 'PX', 30_000)
     expect(await lease.checkNow()).toBe('follower')
     expect(changes.at(-1)).toEqual(['follower', 'leader'])
     expect(logger.lines.at(-1)).toMatch(/^warn leader lease lost/)
-    expect(await admin.get(key)).toBe('someone-else')
+    expect(await shared.admin.get(key)).toBe('someone-else')
     expect(await lease.checkNow()).toBe('follower')
   })
 
@@ -203,7 +168,7 @@ describe('leader lease on a real Redis', () => {
       expect(made.every((one) => one.logger.lines.at(-1)!.startsWith('info leader lease: redis cannot say who leads'))).toBe(true)
 
       await server.restart()
-      await until('clients reconnected', () => clients.every((client) => isRedisUp(client)), 10_000)
+      await until('clients reconnected', () => clients.all.every((client) => isRedisUp(client)), 10_000)
       const roles = await Promise.all(group.map((lease) => lease.checkNow()))
       expect(roles.sort()).toEqual(['follower', 'leader'])
     })

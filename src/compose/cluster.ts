@@ -17,8 +17,20 @@ import { createLeaderLease } from '../cluster/leader-lease.js'
 import type { SyncService } from '../sync/sync-service.js'
 import type { Clock } from './clock.js'
 
+/** This instance's id among those sharing a Redis: the lease's owner, and its record of what it serves. */
+export function instanceOwner(): string {
+  return `${hostname()}:${process.pid}:${randomUUID()}`
+}
+
+/** How often the cluster checks Redis between lease ticks: a third of the lease, at least 100 ms. */
+export function clusterPollMs(config: Config): number {
+  return Math.max(100, Math.floor(config.leaderLeaseMs / 3))
+}
+
 export interface ClusterOptions {
   readonly config: Config
+  /** From {@link instanceOwner}. */
+  readonly owner: string
   readonly shared: SharedTier
   readonly sync: SyncService
   readonly persistence: SnapshotPersistence | undefined
@@ -33,7 +45,7 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
   const lease = createLeaderLease({
     redis: shared.client,
     key: `${config.redisPrefix}leader`,
-    owner: `${hostname()}:${process.pid}:${randomUUID()}`,
+    owner: options.owner,
     leaseMs: config.leaderLeaseMs,
     commandTimeoutMs: config.redisCommandTimeoutMs,
     now,
@@ -89,7 +101,7 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
     storeShared: async (snapshot) => {
       await options.persistence?.save(snapshot, { full: true })
     },
-    pollMs: Math.max(100, Math.floor(config.leaderLeaseMs / 3)),
+    pollMs: clusterPollMs(config),
     timers,
     logger,
   })

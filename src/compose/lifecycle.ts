@@ -8,6 +8,7 @@ import type { Config } from '../config/load-config.js'
 import type { Metrics } from '../observability/metrics.js'
 import type { SnapshotPersistence } from '../persist/snapshot-persistence.js'
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
+import type { ServedVersions } from '../cluster/served-versions.js'
 import type { SyncService } from '../sync/sync-service.js'
 import type { CacheParts } from './caches.js'
 
@@ -17,6 +18,8 @@ export interface LifecycleOptions {
   readonly shared: CacheParts['shared']
   readonly persistence: SnapshotPersistence | undefined
   readonly cluster: ClusterCoordinator | undefined
+  /** With Redis: this instance's record of the snapshot it serves, kept while the cluster runs. */
+  readonly served: ServedVersions | undefined
   readonly metrics: Metrics
   readonly closeUpstream: () => Promise<void>
   /** Stops CDN purges: queued keys are dropped, requests in flight aborted. */
@@ -37,11 +40,17 @@ export function registerLifecycle(app: FastifyInstance, options: LifecycleOption
       }
     }
     if (!options.autoSync) return
-    if (cluster) cluster.start()
-    else sync.start()
+    if (cluster) {
+      options.served?.start()
+      cluster.start()
+    } else {
+      sync.start()
+    }
   })
   app.addHook('onClose', async () => {
-    // Release the lease first, so another instance takes over at its next tick.
+    // Nobody waits for what this instance served any more; then the lease goes, so another
+    // instance takes over at its next tick.
+    await options.served?.stop()
     await cluster?.stop()
     options.metrics.close()
     await sync.stop()

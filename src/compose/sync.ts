@@ -63,6 +63,7 @@ export function composeSync(options: SyncOptions): SyncService {
       logTreeChange(logger, change, snapshot, source)
       events.emit('snapshot', {
         version: snapshot.version,
+        fingerprint: snapshot.fingerprint,
         pages: snapshot.pages.length,
         syncedAt: snapshot.syncedAt,
         source,

@@ -296,10 +296,10 @@ describe('sync and snapshots', () => {
 
   it('counts swaps by source, and changed pages only for snapshots synced here', async () => {
     const { metrics, events } = rig()
-    events.emit('snapshot', { version: 1, pages: 89, syncedAt: 0, source: 'storage', changedPages: 89 })
-    events.emit('snapshot', { version: 2, pages: 89, syncedAt: 0, source: 'sync', changedPages: 3 })
-    events.emit('snapshot', { version: 3, pages: 90, syncedAt: 0, source: 'sync', changedPages: 1 })
-    events.emit('snapshot', { version: 4, pages: 90, syncedAt: 0, source: 'peer', changedPages: 5 })
+    events.emit('snapshot', { version: 1, fingerprint: 'f1', pages: 89, syncedAt: 0, source: 'storage', changedPages: 89 })
+    events.emit('snapshot', { version: 2, fingerprint: 'f2', pages: 89, syncedAt: 0, source: 'sync', changedPages: 3 })
+    events.emit('snapshot', { version: 3, fingerprint: 'f3', pages: 90, syncedAt: 0, source: 'sync', changedPages: 1 })
+    events.emit('snapshot', { version: 4, fingerprint: 'f4', pages: 90, syncedAt: 0, source: 'peer', changedPages: 5 })
 
     const families = await scrape(metrics)
     expect(valueOf(families, 'cms_shield_snapshot_swaps_total', { source: 'storage' })).toBe(1)
@@ -519,6 +519,19 @@ describe('PURGE and webhook', () => {
     expect(valueOf(families, 'cms_shield_cdn_purge_lag_seconds_sum', { target: 'varnish' })).toBeCloseTo(1.7)
     expect(valueOf(families, 'cms_shield_cdn_purge_lag_seconds_count', { target: 'fastly' })).toBeUndefined()
   })
+
+  it('counts how each CDN purge\'s wait for the other instances ended, from 0 when a target is configured', async () => {
+    const { metrics, events } = rig({ cdnTargets: ['varnish'] })
+    events.emit('purgeGate', { result: 'confirmed', waitedMs: 40 })
+    events.emit('purgeGate', { result: 'confirmed', waitedMs: 10 })
+    events.emit('purgeGate', { result: 'timeout', waitedMs: 5000 })
+
+    const families = await scrape(metrics)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'confirmed' })).toBe(2)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'timeout' })).toBe(1)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'unavailable' })).toBe(0)
+    expect(valueOf(families, 'cms_shield_cdn_purge_gate_total', { result: 'standalone' })).toBe(0)
+  })
 })
 
 describe('isolation', () => {
@@ -547,7 +560,7 @@ describe('isolation', () => {
     expect(valueOf(families, 'cms_shield_purge_requests_total', { result: 'accepted', target: 'listing' })).toBe(1)
     expect(valueOf(families, 'cms_shield_cache_hits_total', { tier: 'memory' })).toBe(1)
     expect(valueOf(families, 'cms_shield_http_requests_total', { route: 'list' })).toBeUndefined()
-    for (const event of ['request', 'upstream', 'sync', 'snapshot', 'purge', 'webhook', 'role'] as const) expect(events.listens(event)).toBe(false)
+    for (const event of ['request', 'upstream', 'sync', 'snapshot', 'purge', 'webhook', 'role', 'purgeGate'] as const) expect(events.listens(event)).toBe(false)
     for (const event of ['hit', 'miss', 'evict', 'error'] as const) {
       expect(memory.listens(event)).toBe(false)
       expect(redisEvents.listens(event)).toBe(false)

@@ -123,6 +123,7 @@ const PURGE_TARGETS = ['page', 'listing', 'unknown'] as const
 const WEBHOOK_RESULTS = ['accepted', 'unauthorized', 'bad-request'] as const
 const CDN_TARGETS = ['varnish', 'fastly', 'cloudflare'] as const
 const CDN_OUTCOMES = ['ok', 'retried', 'failed'] as const
+const PURGE_GATE_RESULTS = ['confirmed', 'timeout', 'unavailable', 'standalone'] as const
 
 type Labels<T extends string> = Partial<Record<T, string>>
 type Sample<T extends string> = readonly [labels: Labels<T>, value: number]
@@ -417,6 +418,12 @@ export function createMetrics(sources: MetricsSources): Metrics {
     buckets: [...CDN_PURGE_LAG_BUCKETS],
     registers,
   })
+  const cdnPurgeGate = new Counter({
+    name: name('cdn_purge_gate_total'),
+    help: 'With Redis: CDN purges by how the wait for every instance to serve the change ended: confirmed, timeout (CDN_PURGE_WAIT ran out; sent anyway), unavailable (Redis could not say), standalone (not waited for).',
+    labelNames: ['result'] as const,
+    registers,
+  })
 
   // Every series of a closed label set starts at 0, so rate() and increase() see its first event.
   for (const mode of SYNC_MODES) {
@@ -431,6 +438,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   for (const result of PURGE_RESULTS) for (const target of PURGE_TARGETS) purgeRequests.inc({ result, target }, 0)
   for (const result of WEBHOOK_RESULTS) webhookRequests.inc({ result }, 0)
   for (const target of new Set(sources.cdnTargets ?? [])) for (const outcome of CDN_OUTCOMES) cdnPurges.inc({ target, outcome }, 0)
+  if ((sources.cdnTargets ?? []).length > 0) for (const result of PURGE_GATE_RESULTS) cdnPurgeGate.inc({ result }, 0)
   if (role) for (const each of ROLES) roleChanges.inc({ role: each }, 0)
 
   const unsubscribers: Array<() => void> = []
@@ -472,6 +480,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
       if (outcome !== 'ok') return
       if (isCount(keys)) cdnPurgeKeys.observe({ target }, keys)
       observe(cdnPurgeLag, { target }, lagMs)
+    }),
+    events.on('purgeGate', ({ result }) => {
+      if (PURGE_GATE_RESULTS.includes(result)) cdnPurgeGate.inc({ result })
     }),
   )
 

@@ -49,6 +49,8 @@ export interface ShieldEventMap {
   /** A new snapshot is served (`sync`: this instance synced it; `peer`: loaded from the one that syncs). */
   readonly snapshot: {
     readonly version: number
+    /** The snapshot's fingerprint: equal on every instance serving the same tree (whatever its BASE_URL). */
+    readonly fingerprint: string
     readonly pages: number
     readonly syncedAt: number
     readonly source: 'sync' | 'storage' | 'peer'
@@ -68,6 +70,11 @@ export interface ShieldEventMap {
     /** From the swap that asked for the oldest key to this answer. */
     readonly lagMs: number
   }
+  /**
+   * With Redis, on the syncing instance: how a CDN purge's wait for every instance to serve its
+   * snapshot ended (docs/architecture.md#purging-a-cdn-after-every-instance-serves).
+   */
+  readonly purgeGate: { readonly result: 'confirmed' | 'timeout' | 'unavailable' | 'standalone'; readonly waitedMs: number }
   /** With Redis: this instance's part in syncing changed. */
   readonly role: { readonly role: 'leader' | 'follower' | 'standalone' }
 }

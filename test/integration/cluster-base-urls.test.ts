@@ -4,6 +4,7 @@
  * snapshot with its own BASE_URL in every `detail_url` and find's `Location`.
  */
 import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail } from '../fake-wagtail/index.js'
 import { sharedRedisUrl } from '../helpers/redis-server.js'
@@ -76,5 +77,15 @@ describe('instances with different BASE_URLs sharing Redis', () => {
     // One sync's worth of CMS requests, not one per BASE_URL: the follower asked the CMS nothing.
     const detailsFetched = cms.requests.filter((r) => r.kind === 'detail' && r.url.includes(`/pages/${page.id}/`)).length
     expect(detailsFetched).toBe(1)
+
+    // Each records the same fingerprint as the one it serves, so the syncing instance can tell
+    // when both serve the edit (before it purges a CDN).
+    const admin = new Redis(env.REDIS_URL)
+    cleanups.push(async () => void admin.disconnect())
+    const edit = leader.app.shield.sync.current!.fingerprint
+    await eventually(async () => {
+      const served = Object.values(await admin.hgetall(`${env.REDIS_PREFIX}served`)).map((text) => (JSON.parse(text) as { fingerprint: string }).fingerprint)
+      return served.length === 2 && served.every((fingerprint) => fingerprint === edit)
+    }, 'both record the edited snapshot as served', 5000)
   })
 })
