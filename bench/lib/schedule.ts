@@ -6,14 +6,15 @@
  */
 import { ORIGIN_PAGE_SIZE, SYNC_CONCURRENCY } from './config.js'
 import type { BenchConfig, ScenarioId } from './config.js'
+import { wrkEstimateMs } from './wrk.js'
 
 /** The order the scenarios run in: the ones with targets first, the informational list rows last. */
-export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'logging', 'cold', 'sync', 'large', 'readthrough', 'list', 'flood']
+export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'wrk', 'logging', 'cold', 'sync', 'large', 'readthrough', 'list', 'flood']
 /**
  * Which scenario keeps its time when not all fit before the deadline, most important first: the
  * required rows, then the cheap rows with targets, then 304 (long, with a target), then the rest.
  */
-export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'flood']
+export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'wrk', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'flood']
 
 /** The first full sync's ideal: `(N / SYNC_CONCURRENCY + ceil(N / 250)) × latency`, in seconds. */
 export function idealSyncS(config: Pick<BenchConfig, 'syncPages' | 'syncLatencyMs'>): number {
@@ -51,6 +52,8 @@ export class Schedule {
         return 1.5 * idealSyncS(config) * 1000 + 25_000
       case 'flood':
         return this.floodMs
+      case 'wrk':
+        return wrkEstimateMs(config)
       case 'large':
         return 140_000 * (config.largePages / 100_000) + 30_000 + (2 * (config.durationS + 0.3) + Math.max(2, config.warmupS)) * 1000
       default:
