@@ -36,7 +36,9 @@ describe('loadConfig', () => {
       refreshDebounceMs: 100,
       purgeAllow: expect.objectContaining({ entries: ['127.0.0.1/32', '::1/128'] }),
       leaderLeaseMs: 10_000,
-      cacheTagHeaders: true,
+      cacheTagHeaders: ['surrogate-key'],
+      cacheStatusHeader: true,
+      requestIdOnHits: false,
       fastPath: true,
       upstreamTimeoutMs: 10_000,
       upstreamConnections: 16,
@@ -134,6 +136,18 @@ describe('loadConfig', () => {
     expect(config.cacheTtlMs).toBe(45_000)
     expect(config.upstreamMaxBodyBytes).toBe(524_288)
     expect(config.logLevel).toBe('debug')
+  })
+
+  it('reads CACHE_TAG_HEADERS as a list of header names, none, or the boolean it once was', () => {
+    const tags = (value: string) => loadConfig({ ...REQUIRED, CACHE_TAG_HEADERS: value }).cacheTagHeaders
+    expect(tags('cache-tag')).toEqual(['cache-tag'])
+    expect(tags('Cache-Tag, surrogate-key')).toEqual(['surrogate-key', 'cache-tag'])
+    expect(tags('none')).toEqual([])
+    expect(tags('false')).toEqual([])
+    expect(tags('true')).toEqual(['surrogate-key', 'cache-tag'])
+    expect(configError({ ...REQUIRED, CACHE_TAG_HEADERS: 'surrogate-key,x-tags' }).message).toMatch(
+      /^CACHE_TAG_HEADERS: got "surrogate-key,x-tags", expected surrogate-key, cache-tag \(comma-separated\), or none$/m,
+    )
   })
 
   it('refuses an upstream timeout of 0, which undici would read as "none"', () => {

@@ -33,6 +33,8 @@ export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyRepl
 export function registerServeRoutes(app: FastifyInstance, serve: Serve<IncomingMessage>): void {
   const write = (request: FastifyRequest, reply: FastifyReply, served: Served): FastifyReply => {
     request.served = served
+    // A hit without an id (REQUEST_ID_ON_HITS=false): the answer hook's header goes, as on the fast path.
+    if (served.requestId === undefined) reply.removeHeader('x-request-id')
     return sendAnswer(reply, served.answer)
   }
   const handler = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
