@@ -79,11 +79,13 @@ function benchmarkCpuSeconds(): number {
   return total
 }
 
-/** Estimated length of the `wrk` scenario, for the schedule. */
-export function wrkEstimateMs(config: { durationS: number; rounds: number; warmupS: number }): number {
-  // detail and seed: 5 targets; 304: 4.
-  const runs = (5 + 5 + 4) * (2 * config.rounds * (config.durationS + 0.3) + config.warmupS)
-  return runs * 1000 + 15_000
+/**
+ * Estimated length of a wrk scenario, for the schedule: `targets` per row (each warmed up, then
+ * measured twice a round), plus `extraMs` of its own (starting processes).
+ */
+export function wrkEstimateMs(config: { durationS: number; rounds: number; warmupS: number }, targets: readonly number[], extraMs = 15_000): number {
+  const perTarget = 2 * config.rounds * (config.durationS + 0.3) + Math.max(config.warmupS, 1)
+  return targets.reduce((sum, n) => sum + n * perTarget, 0) * 1000 + extraMs
 }
 
 export async function runWrk(target: LoadTarget, spec: WrkSpec): Promise<WrkSample> {
