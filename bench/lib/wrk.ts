@@ -8,8 +8,8 @@
  */
 import { execFile, execFileSync } from 'node:child_process'
 import { performance } from 'node:perf_hooks'
-import type { LoadTarget } from './load.js'
-import { machineBusySeconds, processCpuSeconds, runningChildren } from './processes.js'
+import { benchmarkCpuSeconds, type LoadTarget } from './load.js'
+import { machineBusySeconds, processCpuSeconds } from './processes.js'
 import { round } from './stats.js'
 
 export interface WrkSpec {
@@ -72,11 +72,11 @@ export function parseWrkOutput(output: string): Pick<WrkSample, 'requests' | 'rp
   }
 }
 
-function benchmarkCpuSeconds(): number {
-  const own = process.cpuUsage()
-  let total = (own.user + own.system) / 1e6
-  for (const child of runningChildren()) total += processCpuSeconds(child.pid) ?? 0
-  return total
+/** Server CPU microseconds per request over `samples` (sums of both), NaN when /proc could not tell. */
+export function cpuPerRequestUs(samples: readonly WrkSample[]): number {
+  const requests = samples.reduce((sum, sample) => sum + sample.requests, 0)
+  const cpu = samples.reduce((sum, sample) => sum + (sample.serverCpuS ?? Number.NaN), 0)
+  return requests === 0 ? Number.NaN : (cpu * 1e6) / requests
 }
 
 /**

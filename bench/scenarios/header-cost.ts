@@ -10,7 +10,7 @@ import type { BenchContext } from '../lib/context.js'
 import { fmtInt } from '../lib/report.js'
 import type { Shield } from '../lib/shield.js'
 import { round } from '../lib/stats.js'
-import { runWrk, wrkAvailable, type WrkSample } from '../lib/wrk.js'
+import { cpuPerRequestUs, runWrk, wrkAvailable, type WrkSample } from '../lib/wrk.js'
 
 const ALL = { CACHE_TAG_HEADERS: 'surrogate-key,cache-tag', CACHE_STATUS_HEADER: 'true', REQUEST_ID_ON_HITS: 'true' }
 
@@ -53,13 +53,13 @@ export async function headerCostScenario(ctx: BenchContext, detailId: number, ha
     for (let r = 0; r < config.rounds; r++) {
       await pacing.quiet('headers', `headers round ${r + 1}`)
       for (const shield of order) samples.push({ ...(await runWrk(shield, spec(config.durationS))), round: r })
-      log(`  headers round ${r + 1}/${config.rounds}: ${shields.map((s) => `${s.name} ${usPerRequest(samples.filter((x) => x.round === r && x.target === s.name)).toFixed(2)}`).join(', ')} µs/req`)
+      log(`  headers round ${r + 1}/${config.rounds}: ${shields.map((s) => `${s.name} ${cpuPerRequestUs(samples.filter((x) => x.round === r && x.target === s.name)).toFixed(2)}`).join(', ')} µs/req`)
     }
     const us: Record<string, number> = {}
     const perRound: Record<string, number[]> = {}
     for (const shield of shields) {
-      us[shield.name] = round(usPerRequest(samples.filter((sample) => sample.target === shield.name)), 2)
-      perRound[shield.name] = Array.from({ length: config.rounds }, (_, r) => usPerRequest(samples.filter((sample) => sample.round === r && sample.target === shield.name)))
+      us[shield.name] = round(cpuPerRequestUs(samples.filter((sample) => sample.target === shield.name)), 2)
+      perRound[shield.name] = Array.from({ length: config.rounds }, (_, r) => cpuPerRequestUs(samples.filter((sample) => sample.round === r && sample.target === shield.name)))
     }
     const costs = COSTS.map(([header, withIt, without]) => {
       const rounds = (perRound[withIt] ?? []).map((value, r) => round(value - (perRound[without]?.[r] ?? Number.NaN), 2))
@@ -82,10 +82,4 @@ export async function headerCostScenario(ctx: BenchContext, detailId: number, ha
   } finally {
     await Promise.all(shields.map((shield) => shield.child.stop()))
   }
-}
-
-function usPerRequest(samples: readonly WrkSample[]): number {
-  const requests = samples.reduce((sum, sample) => sum + sample.requests, 0)
-  const cpu = samples.reduce((sum, sample) => sum + (sample.serverCpuS ?? Number.NaN), 0)
-  return (cpu * 1e6) / requests
 }

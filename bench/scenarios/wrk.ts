@@ -18,7 +18,7 @@ import { check, fmtBytes, fmtInt, fmtRatio, verdict } from '../lib/report.js'
 import type { Shield } from '../lib/shield.js'
 import { mean, round } from '../lib/stats.js'
 import type { Prepared } from '../lib/throughput-measure.js'
-import { runWrk, wrkAvailable, type WrkSample } from '../lib/wrk.js'
+import { cpuPerRequestUs, runWrk, wrkAvailable, type WrkSample } from '../lib/wrk.js'
 import { detailIdOf, loadBaselines, prepare } from './throughput.js'
 
 /** The rows, in order: what the targets are judged on. */
@@ -36,6 +36,11 @@ export interface WrkTargetSummary {
   /** Sum of CPU over sum of requests, every run of the target. */
   usPerRequest: number | null
   usPerRequestPerRound: Array<number | null>
+  /**
+   * The least CPU per request of any one run: on a shared machine, the run least disturbed by other
+   * work (which only ever adds cost: cache misses, context switches), a second reading beside the mean.
+   */
+  usPerRequestBest: number | null
   p99Ms: number
   serverCores: number | null
   foreignCores: number | null
@@ -55,9 +60,8 @@ function summarize(samples: Array<WrkSample & { round: number }>, rounds: number
   const cpu = samples.map((sample) => sample.serverCpuS)
   const requests = samples.reduce((sum, sample) => sum + sample.requests, 0)
   const usOf = (each: typeof samples): number | null => {
-    if (each.some((sample) => sample.serverCpuS === null)) return null
-    const count = each.reduce((sum, sample) => sum + sample.requests, 0)
-    return count === 0 ? null : round((each.reduce((sum, sample) => sum + (sample.serverCpuS as number), 0) * 1e6) / count, 2)
+    const us = cpuPerRequestUs(each)
+    return Number.isFinite(us) ? round(us, 2) : null
   }
   const nullableMean = (values: Array<number | null>): number | null => (values.some((value) => value === null) ? null : round(mean(values as number[]), 3))
   return {
@@ -65,6 +69,7 @@ function summarize(samples: Array<WrkSample & { round: number }>, rounds: number
     rps: round(mean(samples.map((sample) => sample.rps)), 1),
     usPerRequest: cpu.some((value) => value === null) ? null : usOf(samples),
     usPerRequestPerRound: Array.from({ length: rounds }, (_, r) => usOf(samples.filter((sample) => sample.round === r))),
+    usPerRequestBest: samples.some((sample) => sample.serverCpuUsPerRequest === null) ? null : Math.min(...samples.map((sample) => sample.serverCpuUsPerRequest as number)),
     p99Ms: round(mean(samples.map((sample) => sample.p99Ms)), 2),
     serverCores: nullableMean(samples.map((sample) => sample.serverCores)),
     foreignCores: nullableMean(samples.map((sample) => sample.foreignCores)),
@@ -77,24 +82,26 @@ function summarize(samples: Array<WrkSample & { round: number }>, rounds: number
  * CPU efficiency of `subject` relative to `reference` (reference µs/req ÷ subject µs/req: reads
  * like a throughput ratio, 1.0x is equally cheap), overall and per round.
  */
-export function efficiency(subject: WrkTargetSummary | undefined, reference: WrkTargetSummary | undefined): { mean: number; perRound: number[] } {
-  if (!subject || !reference || subject.usPerRequest === null || reference.usPerRequest === null) return { mean: Number.NaN, perRound: [] }
+export function efficiency(subject: WrkTargetSummary | undefined, reference: WrkTargetSummary | undefined): { mean: number; perRound: number[]; best: number } {
+  if (!subject || !reference || subject.usPerRequest === null || reference.usPerRequest === null) return { mean: Number.NaN, perRound: [], best: Number.NaN }
   const perRound = subject.usPerRequestPerRound.map((us, r) => {
     const ref = reference.usPerRequestPerRound[r]
     return us === null || ref === null || ref === undefined ? Number.NaN : round(ref / us, 3)
   })
-  return { mean: round(reference.usPerRequest / subject.usPerRequest, 3), perRound }
+  const best = subject.usPerRequestBest === null || reference.usPerRequestBest === null ? Number.NaN : round(reference.usPerRequestBest / subject.usPerRequestBest, 3)
+  return { mean: round(reference.usPerRequest / subject.usPerRequest, 3), perRound, best }
 }
 
-function fmtEfficiency(ratio: { mean: number; perRound: number[] }): string {
+function fmtEfficiency(ratio: { mean: number; perRound: number[]; best?: number }): string {
   const finite = ratio.perRound.filter(Number.isFinite)
-  if (finite.length < 2) return fmtRatio(ratio.mean)
-  return `${fmtRatio(ratio.mean)} (${Math.min(...finite).toFixed(2)}–${Math.max(...finite).toFixed(2)})`
+  const best = ratio.best === undefined || !Number.isFinite(ratio.best) ? '' : `; best runs ${fmtRatio(ratio.best)}`
+  if (finite.length < 2) return `${fmtRatio(ratio.mean)}${best}`
+  return `${fmtRatio(ratio.mean)} (${Math.min(...finite).toFixed(2)}–${Math.max(...finite).toFixed(2)})${best}`
 }
 
 function fmtTarget(summary: WrkTargetSummary | undefined): string {
   if (!summary) return '—'
-  return `${summary.usPerRequest?.toFixed(1) ?? '?'} µs/req · ${fmtInt(summary.rps)} req/s · p99 ${summary.p99Ms.toFixed(2)} ms`
+  return `${summary.usPerRequest?.toFixed(1) ?? '?'} µs/req (best run ${summary.usPerRequestBest?.toFixed(1) ?? '?'}) · ${fmtInt(summary.rps)} req/s · p99 ${summary.p99Ms.toFixed(2)} ms`
 }
 
 async function measureRow(ctx: BenchContext, prepared: Prepared, targets: Array<{ target: LoadTarget; headers: Record<string, string> }>, harnessCpu: number | undefined): Promise<WrkRowResult> {
@@ -110,12 +117,7 @@ async function measureRow(ctx: BenchContext, prepared: Prepared, targets: Array<
       samples.push({ ...sample, round: r, order: i })
       if (sample.bad > 0 || sample.errors > 0) warn(`wrk ${prepared.id} / ${target.name}: ${sample.bad} non-2xx/3xx answers, ${sample.errors} socket errors`)
     }
-    const perTarget = targets.map(({ target }) => {
-      const inRound = samples.filter((sample) => sample.round === r && sample.target === target.name)
-      const cpu = inRound.reduce((sum, sample) => sum + (sample.serverCpuS ?? Number.NaN), 0)
-      const count = inRound.reduce((sum, sample) => sum + sample.requests, 0)
-      return `${target.name} ${((cpu * 1e6) / count).toFixed(1)}`
-    })
+    const perTarget = targets.map(({ target }) => `${target.name} ${cpuPerRequestUs(samples.filter((sample) => sample.round === r && sample.target === target.name)).toFixed(1)}`)
     log(`  wrk ${prepared.id} round ${r + 1}/${config.rounds} (µs/req): ${perTarget.join(', ')}`)
   }
   const summaries: Record<string, WrkTargetSummary> = {}
