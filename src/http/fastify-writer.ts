@@ -83,7 +83,9 @@ export function registerAnswerHooks(app: FastifyInstance, options: AnswerHooksOp
   })
   app.addHook('onResponse', (request, reply, done) => {
     const labels = request.served?.labels ?? unservedLabels(request.method, request.url, reply.statusCode)
-    options.afterAnswer(request.id, request.method, request.url, labels, reply.elapsedTime)
+    // The id the answer carried: none on a hit without one (REQUEST_ID_ON_HITS=false), as on the fast path.
+    const requestId = request.served ? request.served.requestId : request.id
+    options.afterAnswer(requestId, request.method, request.url, labels, reply.elapsedTime)
     done()
   })
 }

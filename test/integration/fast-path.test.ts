@@ -218,16 +218,22 @@ describe('the fast path', () => {
   })
 })
 
+/** Two instances with `env`, the second with FAST_PATH=false, listening; their URLs in the same order. */
+async function listeningPair(env: Record<string, string>): Promise<{ pair: Harness[]; urls: string[] }> {
+  const pair = [await startShield({ sharedOrigin: origin, env }), await startShield({ sharedOrigin: origin, env: { ...env, FAST_PATH: 'false' } })]
+  const urls: string[] = []
+  for (const h of pair) {
+    await h.app.listen({ port: 0, host: '127.0.0.1' })
+    urls.push(`http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`)
+  }
+  return { pair, urls }
+}
+
 describe('with every optional header on', () => {
   it('writes Cache-Tag beside Surrogate-Key, Cache-Status and a request id on hits alike on both writers', async () => {
     const env = { CACHE_TAG_HEADERS: 'surrogate-key,cache-tag', CACHE_STATUS_HEADER: 'true', REQUEST_ID_ON_HITS: 'true' }
-    const pair = [await startShield({ sharedOrigin: origin, env }), await startShield({ sharedOrigin: origin, env: { ...env, FAST_PATH: 'false' } })]
+    const { pair, urls } = await listeningPair(env)
     try {
-      const urls: string[] = []
-      for (const h of pair) {
-        await h.app.listen({ port: 0, host: '127.0.0.1' })
-        urls.push(`http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`)
-      }
       const someId = pair[0]!.app.shield.sync.current!.pages[5]!.id
       for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`]) {
         const [a, b] = [await sendTo(urls[0]!, 'GET', path, {}), await sendTo(urls[1]!, 'GET', path, {})]
@@ -244,13 +250,8 @@ describe('with every optional header on', () => {
 
   it('writes none of them when they are all off, alike on both writers', async () => {
     const env = { CACHE_TAG_HEADERS: 'none', CACHE_STATUS_HEADER: 'false', REQUEST_ID_ON_HITS: 'false' }
-    const pair = [await startShield({ sharedOrigin: origin, env }), await startShield({ sharedOrigin: origin, env: { ...env, FAST_PATH: 'false' } })]
+    const { pair, urls } = await listeningPair(env)
     try {
-      const urls: string[] = []
-      for (const h of pair) {
-        await h.app.listen({ port: 0, host: '127.0.0.1' })
-        urls.push(`http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`)
-      }
       const someId = pair[0]!.app.shield.sync.current!.pages[5]!.id
       for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`]) {
         // Everything compared, the request id's absence included.
