@@ -41,6 +41,8 @@ import { loggingScenario } from './scenarios/logging.js'
 import { syncScenario } from './scenarios/sync.js'
 import { detailIdOf, throughputScenario } from './scenarios/throughput.js'
 import type { ThroughputState } from './scenarios/throughput.js'
+import { headerCostScenario } from './scenarios/header-cost.js'
+import { wrkScenario } from './scenarios/wrk.js'
 
 // ---------------------------------------------------------------------------------------------
 // Configuration, the deadline and what the run collects
@@ -144,7 +146,7 @@ async function main(): Promise<void> {
   // site back before the last rows.
   let shield: Shield | undefined
   let site: SiteInfo | undefined
-  if ([...first, ...last, 'logging', 'cold'].some((id) => selected(id as ScenarioId))) {
+  if ([...first, ...last, 'wrk', 'headers', 'logging', 'cold'].some((id) => selected(id as ScenarioId))) {
     site = await getJson<SiteInfo>(`${origin.control}/info`)
     shield = await ctx.startShield('cms-shield', 'warn', 60_000)
     log(`cms-shield ready after ${shield.readyAfterMs.toFixed(0)} ms at ${shield.origin} (${fmtInt(site.pages)} pages)`)
@@ -153,6 +155,11 @@ async function main(): Promise<void> {
       if (!hasMetric(metrics, name)) warn(`/metrics has no ${name}; the rows that read it will be wrong`)
     }
     await throughputScenario(ctx, throughput, first, shield, site)
+    if (selected('wrk')) await wrkScenario(ctx, shield, site, pinning?.harness)
+    if (selected('headers')) {
+      if (schedule.spareMs('headers') < schedule.estimateMs('headers')) recorder.skip('headers', 'not enough time left before BENCH_MAX_SECONDS')
+      else await headerCostScenario(ctx, await detailIdOf(ctx, shield, site), pinning?.harness)
+    }
     if (selected('logging')) await loggingScenario(ctx, shield, await detailIdOf(ctx, shield, site), throughput.byId.detail)
     if (selected('cold')) await coldScenario(ctx, shield)
   }

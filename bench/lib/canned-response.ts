@@ -37,8 +37,14 @@ export interface CannedHeaders {
  *   `surrogate-key`, `cache-tag`) then cost it and not them; the detail row's four-header node
  *   baseline always sends this set, to price those headers.
  */
-export type BaselineHeaderSet = 'minimal' | 'same'
+export type BaselineHeaderSet = 'minimal' | 'same' | 'five'
 
+/**
+ * `five` (the `wrk` scenario's baselines): what a cached Wagtail answer needs, the API's
+ * `content-type`, `vary` and `allow` plus the `etag` and `cache-control` of any cache (a 304: the
+ * validators and caching headers, as cms-shield's own 304).
+ */
+const FIVE_OK = ['content-type', 'vary', 'allow', 'etag', 'cache-control'] as const
 const MINIMAL_OK = ['content-type', 'etag', 'cache-control', 'vary'] as const
 const MINIMAL_NOT_MODIFIED = ['etag', 'cache-control', 'vary'] as const
 /** Node writes these itself (or, for `content-length`, the baseline does from the body it holds). */
@@ -64,6 +70,7 @@ function allBut(headers: Readonly<Record<string, string>>): Record<string, strin
  * revalidates, with `notModified` to a matching `If-None-Match`).
  */
 export function baselineHeaders(set: BaselineHeaderSet, ok: Readonly<Record<string, string>>, notModified?: Readonly<Record<string, string>>): CannedHeaders {
+  if (set === 'five') return { ok: pick(ok, FIVE_OK), notModified: pick(ok, MINIMAL_NOT_MODIFIED) }
   if (set === 'minimal') return { ok: pick(ok, MINIMAL_OK), notModified: pick(ok, MINIMAL_NOT_MODIFIED) }
   return { ok: allBut(ok), notModified: allBut(notModified ?? pick(ok, MINIMAL_NOT_MODIFIED)) }
 }

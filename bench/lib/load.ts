@@ -61,7 +61,8 @@ export const SERVER_BOUND_CORES = 0.9
 /** CPU from outside the benchmark worth a warning, in cores. */
 export const FOREIGN_LOAD_CORES = 0.15
 
-function benchmarkCpuSeconds(): number {
+/** CPU seconds used so far by this process and every child of the benchmark still running. */
+export function benchmarkCpuSeconds(): number {
   const own = process.cpuUsage()
   let total = (own.user + own.system) / 1e6
   for (const child of runningChildren()) total += processCpuSeconds(child.pid) ?? 0

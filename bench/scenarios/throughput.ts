@@ -52,7 +52,7 @@ function headerRecord(headers: Headers): Record<string, string> {
   return record
 }
 
-async function prepare(ctx: BenchContext, id: ScenarioId, shield: Shield, site: SiteInfo, detailId: number): Promise<Prepared> {
+export async function prepare(ctx: BenchContext, id: ScenarioId, shield: Shield, site: SiteInfo, detailId: number): Promise<Prepared> {
   const { warn } = ctx.recorder
   const detailPath = `/api/v1/cms/pages/${detailId}/`
   const spec: Record<string, { title: string; path: string }> = {
@@ -84,7 +84,7 @@ async function prepare(ctx: BenchContext, id: ScenarioId, shield: Shield, site: 
   return prepared
 }
 
-async function loadBaselines(prepared: Prepared, baselines: Baseline[], bodyFile: string): Promise<void> {
+export async function loadBaselines(prepared: Prepared, baselines: Baseline[], bodyFile: string): Promise<void> {
   writeFileSync(bodyFile, prepared.body)
   for (const baseline of baselines) {
     writeFileSync(baseline.headersFile, JSON.stringify(baselineHeaders(baseline.headerSet, prepared.headers, prepared.notModifiedHeaders)))

@@ -46,6 +46,7 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     baseUrl: config.baseUrl,
     renderCacheMaxBytes: config.renderCacheMaxBytes,
     cacheTags: config.cacheTagHeaders,
+    cacheStatus: config.cacheStatusHeader,
     clientCache: {
       maxAgeMs: config.clientMaxAgeMs,
       staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
@@ -71,6 +72,7 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     isUnderPressure: () => app.isUnderPressure(),
     isClosing,
     requestId: requestIdFrom,
+    requestIdOnHits: config.requestIdOnHits,
     clientOf: (req) => clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted),
     onShed: () => app.log.debug({ reason: 'under pressure' }, 'load shed: 503'),
     logger: app.log,

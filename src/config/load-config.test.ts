@@ -36,7 +36,9 @@ describe('loadConfig', () => {
       refreshDebounceMs: 100,
       purgeAllow: expect.objectContaining({ entries: ['127.0.0.1/32', '::1/128'] }),
       leaderLeaseMs: 10_000,
-      cacheTagHeaders: true,
+      cacheTagHeaders: ['surrogate-key'],
+      cacheStatusHeader: true,
+      requestIdOnHits: false,
       fastPath: true,
       upstreamTimeoutMs: 10_000,
       upstreamConnections: 16,
@@ -80,7 +82,7 @@ describe('loadConfig', () => {
     expect(config.cdnPurgeVarnish).toEqual(['http://varnish-1:6081', 'http://varnish-2:6081'])
     expect(config).toMatchObject({ cdnSoftPurge: true, fastlyServiceId: 'service', fastlyApiToken: 'fastly-token', cdnMaxAgeMs: 7_200_000 })
 
-    const error = configError({ ...REQUIRED, CDN_PURGE_VARNISH: 'http://varnish:6081,varnish:6081?x', FASTLY_API_TOKEN: 'fastly-secret-token', CLOUDFLARE_ZONE_ID: 'zone' })
+    const error = configError({ ...REQUIRED, CDN_PURGE_VARNISH: 'http://varnish:6081,varnish:6081?x', FASTLY_API_TOKEN: 'fastly-secret-token', CLOUDFLARE_ZONE_ID: 'zone', CACHE_TAG_HEADERS: 'surrogate-key,cache-tag' })
     expect(error.details?.['problems']).toEqual([
       expect.stringContaining('CDN_PURGE_VARNISH: got "http://varnish:6081,varnish:6081?x", expected http(s) URLs'),
       'FASTLY_SERVICE_ID: is required with FASTLY_API_TOKEN (set both or neither)',
@@ -89,9 +91,13 @@ describe('loadConfig', () => {
     expect(error.message).not.toContain('fastly-secret-token')
   })
 
-  it('refuses a purge target with CACHE_TAG_HEADERS=false: nothing it purges would be tagged', () => {
-    const error = configError({ ...REQUIRED, CDN_PURGE_VARNISH: 'http://varnish:6081', CACHE_TAG_HEADERS: 'false' })
-    expect(error.details?.['problems']).toEqual([expect.stringContaining('CACHE_TAG_HEADERS: must be true with a CDN purge target')])
+  it('refuses a purge target without the tag header it purges by: Surrogate-Key for Varnish and Fastly, Cache-Tag for Cloudflare', () => {
+    const varnish = configError({ ...REQUIRED, CDN_PURGE_VARNISH: 'http://varnish:6081', CACHE_TAG_HEADERS: 'false' })
+    expect(varnish.details?.['problems']).toEqual(['CACHE_TAG_HEADERS: must include surrogate-key with CDN_PURGE_VARNISH: its purges name the keys that header carries'])
+    const cloudflare = configError({ ...REQUIRED, CLOUDFLARE_ZONE_ID: 'zone', CLOUDFLARE_API_TOKEN: 'token-of-the-zone', CACHE_TAG_HEADERS: 'surrogate-key' })
+    expect(cloudflare.details?.['problems']).toEqual(['CACHE_TAG_HEADERS: must include cache-tag with CLOUDFLARE_ZONE_ID: its purges name the keys that header carries'])
+    expect(loadConfig({ ...REQUIRED, CLOUDFLARE_ZONE_ID: 'zone', CLOUDFLARE_API_TOKEN: 'token-of-the-zone', CDN_PURGE_VARNISH: 'http://varnish:6081', CACHE_TAG_HEADERS: 'surrogate-key,cache-tag' }).cacheTagHeaders)
+      .toEqual(['surrogate-key', 'cache-tag'])
   })
 
   it('refuses a TRUST_PROXY that is not a list of CIDRs, and a read-through budget of 0, with the others, at once', () => {
@@ -165,6 +171,18 @@ describe('loadConfig', () => {
     expect(config.logLevel).toBe('debug')
   })
 
+  it('reads CACHE_TAG_HEADERS as a list of header names, none, or the boolean it once was', () => {
+    const tags = (value: string) => loadConfig({ ...REQUIRED, CACHE_TAG_HEADERS: value }).cacheTagHeaders
+    expect(tags('cache-tag')).toEqual(['cache-tag'])
+    expect(tags('Cache-Tag, surrogate-key')).toEqual(['surrogate-key', 'cache-tag'])
+    expect(tags('none')).toEqual([])
+    expect(tags('false')).toEqual([])
+    expect(tags('true')).toEqual(['surrogate-key', 'cache-tag'])
+    expect(configError({ ...REQUIRED, CACHE_TAG_HEADERS: 'surrogate-key,x-tags' }).message).toMatch(
+      /^CACHE_TAG_HEADERS: got "surrogate-key,x-tags", expected surrogate-key, cache-tag \(comma-separated\), or none$/m,
+    )
+  })
+
   it('refuses an upstream timeout of 0, which undici would read as "none"', () => {
     expect(configError({ ...REQUIRED, UPSTREAM_TIMEOUT: '0' }).message).toMatch(/^UPSTREAM_TIMEOUT: got "0"/m)
   })
@@ -218,7 +236,7 @@ describe('describeConfig', () => {
   it('keeps a password in REDIS_URL, and the tokens, out of the log line', () => {
     const config = loadConfig({
       ...REQUIRED, REDIS_URL: 'redis://user:s3cret@redis:6379/0', PURGE_TOKEN: 'purge-token-0123456789', REFRESH_TOKEN: 'refresh-token-0123456789',
-      FASTLY_SERVICE_ID: 'service', FASTLY_API_TOKEN: 'fastly-token-0123', CLOUDFLARE_ZONE_ID: 'zone', CLOUDFLARE_API_TOKEN: 'cloudflare-token-0123',
+      FASTLY_SERVICE_ID: 'service', FASTLY_API_TOKEN: 'fastly-token-0123', CLOUDFLARE_ZONE_ID: 'zone', CLOUDFLARE_API_TOKEN: 'cloudflare-token-0123', CACHE_TAG_HEADERS: 'surrogate-key,cache-tag',
     })
     const described = JSON.stringify(describeConfig(config))
     expect(described).toContain('redis://[redacted]@redis:6379/0')

@@ -67,9 +67,17 @@ export function loadConfig(env: Env = process.env): Config {
   }
 
   // Purges name surrogate keys: answers without them would stay cached for CDN_MAX_AGE, unpurgeable.
-  const purgeTargetSet = ['CDN_PURGE_VARNISH', 'FASTLY_SERVICE_ID', 'CLOUDFLARE_ZONE_ID'].some((name) => (env[name]?.trim() ?? '') !== '')
-  if (purgeTargetSet && values['cacheTagHeaders'] === false) {
-    problems.push('CACHE_TAG_HEADERS: must be true with a CDN purge target (CDN_PURGE_VARNISH, FASTLY_SERVICE_ID or CLOUDFLARE_ZONE_ID): purges name the keys these headers carry')
+  // Varnish's VCL and Fastly read `Surrogate-Key`, Cloudflare reads `Cache-Tag` (docs/cdn-purging.md).
+  const tagHeaders = values['cacheTagHeaders'] as readonly string[] | undefined
+  const needs = [
+    ['surrogate-key', ['CDN_PURGE_VARNISH', 'FASTLY_SERVICE_ID']],
+    ['cache-tag', ['CLOUDFLARE_ZONE_ID']],
+  ] as const
+  for (const [header, targets] of needs) {
+    const set = targets.filter((name) => (env[name]?.trim() ?? '') !== '')
+    if (set.length > 0 && tagHeaders !== undefined && !tagHeaders.includes(header)) {
+      problems.push(`CACHE_TAG_HEADERS: must include ${header} with ${set.join(' and ')}: its purges name the keys that header carries`)
+    }
   }
 
   if (problems.length > 0) {

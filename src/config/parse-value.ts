@@ -46,11 +46,22 @@ export function parseValue(variable: Variable, text: string): ParseResult {
     case 'int': return withinLimits(variable, INTEGER.test(text) ? Number(text) : undefined)
     case 'bytes': return withinLimits(variable, parseBytes(text))
     case 'duration': return withinLimits(variable, parseDuration(text))
+    case 'set': return parseSet(variable.values, text)
     case 'cidrs': {
       const parsed = parseCidrList(text)
       return parsed.ok ? { ok: true, value: parsed.list } : { ok: false, reason: parsed.reason }
     }
   }
+}
+
+function parseSet(values: readonly string[], text: string): ParseResult {
+  const lower = text.toLowerCase()
+  const asBool = BOOLEANS[lower]
+  if (lower === 'none' || asBool === false) return { ok: true, value: [] }
+  if (asBool === true) return { ok: true, value: [...values] }
+  const named = lower.split(',').map((part) => part.trim()).filter((part) => part !== '')
+  if (named.length === 0 || named.some((name) => !values.includes(name))) return invalid
+  return { ok: true, value: values.filter((value) => named.includes(value)) }
 }
 
 function withinLimits(variable: NumberVariable, value: number | undefined): ParseResult {
@@ -99,6 +110,7 @@ function parseUrlList(text: string): ParseResult {
 /** The allowed range or values, in the variable's own unit (`1–64`, `at least 1s`, …), if any. */
 export function describeLimits(variable: Variable): string | undefined {
   if (variable.kind === 'enum') return `one of ${variable.values.join(', ')}`
+  if (variable.kind === 'set') return `${variable.values.join(', ')} (comma-separated), or none`
   if (variable.kind !== 'int' && variable.kind !== 'bytes' && variable.kind !== 'duration') return undefined
   const { min, max } = limitsOf(variable)
   const show = (n: number): string =>
@@ -118,13 +130,14 @@ const KIND_WORDS: Readonly<Record<Variable['kind'], string>> = {
   bytes: 'a size such as 512kb, 64mb or 1gb',
   duration: 'a duration such as 250ms, 30s, 5m or 1h30m',
   bool: 'true or false',
+  set: 'some of a list of names',
   cidrs: 'CIDRs such as 10.0.0.0/8 or ::1/128, comma-separated, or none',
 }
 
 /** "expected …" text of a problem line, e.g. `a whole number from 0 to 65535`. */
 export function describeExpected(variable: Variable): string {
   const limits = describeLimits(variable)
-  if (variable.kind === 'enum') return limits ?? KIND_WORDS.enum
+  if (variable.kind === 'enum' || variable.kind === 'set') return limits ?? KIND_WORDS[variable.kind]
   if (limits === undefined) return KIND_WORDS[variable.kind]
   const range = limits.startsWith('at ') ? limits : `from ${limits}`
   // "a whole number from 1 to 64" reads on; after a list of examples a comma is needed.

@@ -9,6 +9,10 @@
  */
 import type { AddressList } from './cidr.js'
 
+/** The two spellings of a response's purge keys a CDN reads (`tree/surrogate-keys.ts`). */
+export const CACHE_TAG_HEADER_NAMES = ['surrogate-key', 'cache-tag'] as const
+export type CacheTagHeader = (typeof CACHE_TAG_HEADER_NAMES)[number]
+
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 export type LogLevel = (typeof LOG_LEVELS)[number]
 
@@ -32,7 +36,9 @@ export interface Config {
   readonly purgeToken: string | undefined
   readonly refreshToken: string | undefined
   readonly leaderLeaseMs: number
-  readonly cacheTagHeaders: boolean
+  readonly cacheTagHeaders: readonly CacheTagHeader[]
+  readonly cacheStatusHeader: boolean
+  readonly requestIdOnHits: boolean
   readonly fastPath: boolean
   readonly upstreamTimeoutMs: number
   readonly upstreamConnections: number
@@ -107,13 +113,18 @@ export type BoolVariable = Common & { readonly kind: 'bool' }
 export type AddressListVariable = Common & { readonly kind: 'cidrs' }
 /** `urls`: comma-separated `url`s, each checked as one. */
 export type UrlListVariable = Common & { readonly kind: 'urls' }
-export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable | UrlListVariable
+/**
+ * `set`: some of `values`, comma-separated, in any order (kept in the order of `values`), or
+ * `none`; `true` stands for all of them and `false` for none (what a boolean variable once said).
+ */
+export type SetVariable = Common & { readonly kind: 'set'; readonly values: readonly string[] }
+export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable | UrlListVariable | SetVariable
 
 // `[T] extends [...]` keeps the union LogLevel from distributing into one case per member.
 type VariableFor<T> = [Exclude<T, undefined>] extends [number] ? NumberVariable
   : [Exclude<T, undefined>] extends [boolean] ? BoolVariable
     : [Exclude<T, undefined>] extends [string] ? TextVariable | EnumVariable
-      : [Exclude<T, undefined>] extends [readonly string[]] ? UrlListVariable
+      : [Exclude<T, undefined>] extends [readonly string[]] ? UrlListVariable | SetVariable
       : [Exclude<T, undefined>] extends [AddressList] ? AddressListVariable
         : never
 
@@ -189,8 +200,16 @@ export const schema = {
     doc: 'With Redis, one instance syncs under a lease of this length, renewed every third of it; another takes over within it when that one dies.',
   },
   cacheTagHeaders: {
-    name: 'CACHE_TAG_HEADERS', kind: 'bool', default: 'true',
-    doc: 'Send `Surrogate-Key` and `Cache-Tag` headers (page, parent, section) so a CDN in front can purge by the same keys.',
+    name: 'CACHE_TAG_HEADERS', kind: 'set', values: CACHE_TAG_HEADER_NAMES, default: 'surrogate-key',
+    doc: 'Which purge-key headers 200s carry (page, parent, section), so a CDN in front can purge by the same keys: `surrogate-key` (Fastly, Varnish; space-separated), `cache-tag` (Cloudflare; comma-separated), both, or `none` (`true`/`false` mean both/none). Both carry the same keys; each costs every answer (docs/performance.md#header-costs).',
+  },
+  cacheStatusHeader: {
+    name: 'CACHE_STATUS_HEADER', kind: 'bool', default: 'true',
+    doc: 'Send `Cache-Status` (RFC 9211) saying where each answer came from: the snapshot, the read-through cache, or the CMS (docs/performance.md#header-costs).',
+  },
+  requestIdOnHits: {
+    name: 'REQUEST_ID_ON_HITS', kind: 'bool', default: 'false',
+    doc: 'Also give answers served from the snapshot or a fresh read-through entry (and their 304s) a generated `X-Request-Id`; by default only the others get one. An `X-Request-Id` the client sent is echoed on every answer.',
   },
   fastPath: {
     name: 'FAST_PATH', kind: 'bool', default: 'true',

@@ -15,7 +15,7 @@ export interface RequestLogger {
   info(details: object, message: string): void
 }
 
-export type AfterAnswer = (requestId: string, method: string, url: string, labels: ServeLabels, durationMs: number) => void
+export type AfterAnswer = (requestId: string | undefined, method: string, url: string, labels: ServeLabels, durationMs: number) => void
 
 export function createAfterAnswer(logger: RequestLogger, events: Pick<ShieldEvents, 'emit'>): AfterAnswer {
   return (reqId, method, url, labels, durationMs) => {

@@ -27,23 +27,30 @@ export interface FastPathOptions {
 export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) & { readonly answered: number }
 
 /**
- * The header list `writeHead` takes, built once per answer: `x-request-id` first, its value slot
- * (index 1) filled in just before each `writeHead`, which copies the list into the header block
- * at once, so one array serves every request for that answer.
+ * The header lists `writeHead` takes, built once per answer (when it is first written, and kept as
+ * long as the answer is): `withId` has `x-request-id` first, its value slot (index 1) filled in just
+ * before each `writeHead`, which copies the list into the header block at once, so one array serves
+ * every request for that answer; `bare` is for answers that carry no id (hits, with
+ * REQUEST_ID_ON_HITS=false), the same array for every request.
  */
-const rawHeaders = new WeakMap<HttpAnswer, string[]>()
+interface HeaderLists {
+  readonly withId: string[]
+  readonly bare: readonly string[]
+}
+const headerLists = new WeakMap<HttpAnswer, HeaderLists>()
 const REQUEST_ID_SLOT = 1
 
-function headerList(answer: HttpAnswer): string[] {
-  let list = rawHeaders.get(answer)
-  if (!list) {
-    list = ['x-request-id', '']
-    for (const [name, value] of Object.entries(answer.headers)) list.push(name, value)
+function headerListsOf(answer: HttpAnswer): HeaderLists {
+  let lists = headerLists.get(answer)
+  if (!lists) {
+    const bare: string[] = []
+    for (const [name, value] of Object.entries(answer.headers)) bare.push(name, value)
     // A 304 carries no body and, as Fastify sends it, no Content-Length.
-    if (answer.status !== 304) list.push('content-length', String(answer.body.length))
-    rawHeaders.set(answer, list)
+    if (answer.status !== 304) bare.push('content-length', String(answer.body.length))
+    lists = { withId: ['x-request-id', '', ...bare], bare }
+    headerLists.set(answer, lists)
   }
-  return list
+  return lists
 }
 
 /** A path with a percent-escape: Fastify's writer takes it (the same core decodes it). */
@@ -58,14 +65,18 @@ export function createFastPath(options: FastPathOptions): FastPath {
   const { serve, afterAnswer } = options
 
   function write(req: IncomingMessage, res: ServerResponse, served: Served, started: number): void {
-    const { answer } = served
-    const headers = headerList(answer)
-    headers[REQUEST_ID_SLOT] = served.requestId
-    res.writeHead(answer.status, headers)
+    const { answer, requestId } = served
+    const lists = headerListsOf(answer)
+    if (requestId === undefined) {
+      res.writeHead(answer.status, lists.bare as string[])
+    } else {
+      lists.withId[REQUEST_ID_SLOT] = requestId
+      res.writeHead(answer.status, lists.withId)
+    }
     // An empty Buffer still goes through a write of its own; `end()` sends the header block alone.
     if (answer.body.length === 0) res.end()
     else res.end(answer.body)
-    afterAnswer(served.requestId, req.method!, req.url!, served.labels, performance.now() - started)
+    afterAnswer(requestId, req.method!, req.url!, served.labels, performance.now() - started)
   }
 
   let answered = 0

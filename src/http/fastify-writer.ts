@@ -33,6 +33,8 @@ export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyRepl
 export function registerServeRoutes(app: FastifyInstance, serve: Serve<IncomingMessage>): void {
   const write = (request: FastifyRequest, reply: FastifyReply, served: Served): FastifyReply => {
     request.served = served
+    // A hit without an id (REQUEST_ID_ON_HITS=false): the answer hook's header goes, as on the fast path.
+    if (served.requestId === undefined) reply.removeHeader('x-request-id')
     return sendAnswer(reply, served.answer)
   }
   const handler = (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
@@ -81,7 +83,9 @@ export function registerAnswerHooks(app: FastifyInstance, options: AnswerHooksOp
   })
   app.addHook('onResponse', (request, reply, done) => {
     const labels = request.served?.labels ?? unservedLabels(request.method, request.url, reply.statusCode)
-    options.afterAnswer(request.id, request.method, request.url, labels, reply.elapsedTime)
+    // The id the answer carried: none on a hit without one (REQUEST_ID_ON_HITS=false), as on the fast path.
+    const requestId = request.served ? request.served.requestId : request.id
+    options.afterAnswer(requestId, request.method, request.url, labels, reply.elapsedTime)
     done()
   })
 }

@@ -29,6 +29,7 @@ import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type Http
 import { cacheStatus, cachingHeaders, type ClientCachePolicy } from './cache-headers.js'
 import { etagOf } from './validators.js'
 import { renderList } from './render-list.js'
+import type { CacheTagHeader } from '../config/schema.js'
 import { notAcceptableIn, wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
 
 export interface PagesRequest {
@@ -46,8 +47,10 @@ export interface PagesServiceOptions {
   readonly baseUrl: string
   readonly renderCacheMaxBytes: number
   readonly clientCache: ClientCachePolicy
-  /** Send `Surrogate-Key` and `Cache-Tag` (CACHE_TAG_HEADERS). */
-  readonly cacheTags: boolean
+  /** Which of `Surrogate-Key` and `Cache-Tag` 200s carry (CACHE_TAG_HEADERS); none when empty. */
+  readonly cacheTags: readonly CacheTagHeader[]
+  /** Send `Cache-Status` (CACHE_STATUS_HEADER); default true. */
+  readonly cacheStatus?: boolean
   readonly now: () => number
   readonly logger: { warn(details: object, message: string): void }
   /**
@@ -163,7 +166,16 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   const indexAnswers = new WeakMap<Buffer, HttpAnswer>()
   // The last answer built for each read-through body (`toAnswer`).
   const readThroughAnswers = new WeakMap<Buffer, { snapshot: Snapshot; storedAt: number; cacheStatus: string; age: string; answer: HttpAnswer }>()
-  const tags = (snapshot: Snapshot, scope: Scope) => (options.cacheTags ? tagHeaders(responseKeys(snapshot, scope)) : undefined)
+  const tagNames = options.cacheTags
+  function tags(snapshot: Snapshot, scope: Scope): Record<string, string> | undefined {
+    if (tagNames.length === 0) return undefined
+    const both: Record<CacheTagHeader, string> = tagHeaders(responseKeys(snapshot, scope))
+    const chosen: Record<string, string> = {}
+    for (const name of tagNames) chosen[name] = both[name]
+    return chosen
+  }
+  // Built once: a spread of it adds `cache-status` or nothing.
+  const withStatus = options.cacheStatus === false ? () => undefined : (status: string) => ({ 'cache-status': status })
 
   function paramsOf(request: PagesRequest): QueryParams {
     return parseQueryParams(request.rawQuery ?? '')
@@ -178,7 +190,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (!answer) {
       answer = {
         status: 200,
-        headers: { ...API_HEADERS, etag: etagOf(body), ...caching, 'cache-status': cacheStatus.index, ...tags(snapshot, scope) },
+        headers: { ...API_HEADERS, etag: etagOf(body), ...caching, ...withStatus(cacheStatus.index), ...tags(snapshot, scope) },
         body,
         cache: 'snapshot',
       }
@@ -221,9 +233,9 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     const cache: CacheOutcome = outcome
     if (stored.status === 302 && stored.location !== undefined) {
       const redirect = redirectAnswer(stored.location)
-      return { ...redirect, headers: { ...redirect.headers, 'cache-status': status, age }, cache }
+      return { ...redirect, headers: { ...redirect.headers, ...withStatus(status), age }, cache }
     }
-    const headers: Record<string, string> = { ...API_HEADERS, 'cache-status': status, age }
+    const headers: Record<string, string> = { ...API_HEADERS, ...withStatus(status), age }
     if (stored.status === 200) {
       headers['etag'] = etagOf(stored.body)
       Object.assign(headers, caching)

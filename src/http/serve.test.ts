@@ -9,7 +9,7 @@ import { wagtailErrors } from '../query/wagtail-messages.js'
 const SNAPSHOT = {} as Snapshot
 const LIST: HttpAnswer = { ...jsonAnswer(200, { items: [] }), headers: { 'content-type': 'application/json', etag: '"abc"' }, cache: 'snapshot' }
 
-function setup(overrides: Partial<PagesService> = {}, state = { pressure: false, closing: false }) {
+function setup(overrides: Partial<PagesService> = {}, state = { pressure: false, closing: false }, requestIdOnHits?: boolean) {
   const calls: Array<[string, PagesRequest]> = []
   const errors: object[] = []
   const pages: PagesService = {
@@ -27,6 +27,7 @@ function setup(overrides: Partial<PagesService> = {}, state = { pressure: false,
     isClosing: () => state.closing,
     requestId: (header) => (typeof header === 'string' ? header : `generated-${++ids}`),
     logger: { error: (details) => errors.push(details) },
+    ...(requestIdOnHits === undefined ? {} : { requestIdOnHits }),
   })
   return { serve, calls, errors, state }
 }
@@ -99,6 +100,18 @@ describe('serve', () => {
     expect((await served(serve(req('GET', '/api/v1/cms/pages/'), 'fastify-id'))).requestId).toBe('fastify-id')
     expect((await served(serve(req('GET', '/api/v1/cms/pages/', { 'x-request-id': 'edge-1' })))).requestId).toBe('edge-1')
     expect((await served(serve(req('GET', '/api/v1/cms/pages/')))).requestId).toBe('generated-1')
+  })
+
+  it('gives hits no id of its own with REQUEST_ID_ON_HITS=false, but keeps the client\'s, and every other answer\'s', async () => {
+    const { serve } = setup({}, undefined, false)
+    const hit = await served(serve(req('GET', '/api/v1/cms/pages/'), 'fastify-id'))
+    expect(hit.labels.cache).toBe('snapshot')
+    expect(hit.requestId).toBeUndefined()
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/', { 'if-none-match': '"abc"' })))).requestId).toBeUndefined()
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/', { 'x-request-id': 'edge-1' })))).requestId).toBe('edge-1')
+    // A detail here has no cache outcome (not a hit), and a miss went to the CMS: both keep theirs.
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/7/')))).requestId).toBe('generated-1')
+    expect((await served(serve(req('GET', '/api/v1/cms/pages/find/'), 'fastify-id'))).requestId).toBe('fastify-id')
   })
 
   it('turns a view that throws or rejects into the proxy failure, and logs it with the request id', async () => {

@@ -49,7 +49,8 @@ export interface ServeLabels {
 export interface Served {
   readonly answer: HttpAnswer
   readonly labels: ServeLabels
-  readonly requestId: string
+  /** What `X-Request-Id` says; undefined: the answer carries none (a hit, with REQUEST_ID_ON_HITS=false). */
+  readonly requestId: string | undefined
 }
 
 /**
@@ -64,7 +65,12 @@ export interface ServeOptions<R extends ServeRequest> {
   readonly isUnderPressure: () => boolean
   readonly isClosing: () => boolean
   readonly requestId: (header: Header) => string
-  /** The client's address, for its share of the CMS budget: read only when a miss spends it. */
+  /**
+   * Give hits (answers from the snapshot or a fresh read-through entry, and their 304s) a request
+   * id when the client sent none (REQUEST_ID_ON_HITS); default true. Off, a hit's header block is
+   * the same for every request, and writing it costs no id.
+   */
+  readonly requestIdOnHits?: boolean  /** The client's address, for its share of the CMS budget: read only when a miss spends it. */
   readonly clientOf?: (request: R) => string | undefined
   readonly onShed?: () => void
   readonly logger: { error(details: object, message: string): void }
@@ -77,6 +83,8 @@ type ApiRouteName = ReturnType<typeof apiRouteName>
 interface Remembered {
   readonly answer: HttpAnswer
   readonly route: ApiRouteName
+  /** `labelsOf(answer, route)`, kept with it: a plain hit then looks nothing up. */
+  readonly labels: ServeLabels
 }
 
 /** One labels object per answer and route, so a hit allocates none. */
@@ -107,10 +115,19 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
   const { pages } = options
   const memo = createSnapshotMemo<Remembered>(options.maxEntries ?? 20_000)
 
-  function served(request: R, requestId: string | undefined, answer: HttpAnswer, route: ApiRouteName): Served {
+  const idOnHits = options.requestIdOnHits ?? true
+
+  function idOf(request: R, requestId: string | undefined, answer: HttpAnswer): string | undefined {
+    const header = request.headers['x-request-id']
+    if (!idOnHits && header === undefined && (answer.cache === 'snapshot' || answer.cache === 'hit')) return undefined
+    return requestId ?? options.requestId(header)
+  }
+
+  /** `labels`: the labels of `answer` on `route`, when the caller has them at hand. */
+  function served(request: R, requestId: string | undefined, answer: HttpAnswer, route: ApiRouteName, labels?: ServeLabels): Served {
     let full = conditionalAnswer(answer, firstOf(request.headers['if-none-match']))
     if (options.isClosing()) full = closingTwin(full)
-    return { answer: full, labels: labelsOf(full, route), requestId: requestId ?? options.requestId(request.headers['x-request-id']) }
+    return { answer: full, labels: full === answer && labels ? labels : labelsOf(full, route), requestId: idOf(request, requestId, full) }
   }
 
   function failed(error: unknown, request: R, requestId: string | undefined, route: ApiRouteName): Served {
@@ -158,7 +175,7 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
       const accept = firstOf(request.headers.accept)
       key = accept === undefined ? url : `${url}\u0000${accept}`
       const remembered = memo.get(snapshot, key)
-      if (remembered) return served(request, requestId, remembered.answer, remembered.route)
+      if (remembered) return served(request, requestId, remembered.answer, remembered.route, remembered.labels)
     }
 
     const path = pathOf(url)
@@ -181,7 +198,7 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
         (error: unknown) => failed(error, request, requestId, route),
       )
     }
-    if (key !== undefined) memo.set(key, { answer, route })
+    if (key !== undefined) memo.set(key, { answer, route, labels: labelsOf(answer, route) })
     return served(request, requestId, answer, route)
   }
 }

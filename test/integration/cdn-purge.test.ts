@@ -92,7 +92,8 @@ describe('CDN purging after a sync', () => {
     })
     fakes.push(varnish)
     try {
-      const h = await startShield({ env: { CDN_PURGE_VARNISH: varnish.url, SNAPSHOT_FILE: file } })
+      // Every change stored whole, so the file alone tells which snapshot was stored at each purge.
+      const h = await startShield({ env: { CDN_PURGE_VARNISH: varnish.url, SNAPSHOT_FILE: file, SNAPSHOT_PATCHES_PER_FULL: '0' } })
       harnesses.push(h)
       await h.app.shield.cdn.idle()
       const leaf = leafOf(h)

@@ -119,7 +119,9 @@ describe('the fast path', () => {
           const fastAnswer = await send('fast', method, path, headers)
           const again = await send('slow', method, path, headers)
           expect({ path, method, sent: headers, ...fastAnswer, requestId: undefined }).toEqual({ path, method, sent: headers, ...again, requestId: undefined })
-          expect(fastAnswer.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+          // Hits carry no request id (REQUEST_ID_ON_HITS=false, the default) on either writer; the rest a fresh one.
+          expect(fastAnswer.requestId === undefined).toBe(again.requestId === undefined)
+          if (fastAnswer.requestId !== undefined) expect(fastAnswer.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
           expect(slowAnswer.status).toBe(again.status)
           compared++
         }
@@ -213,6 +215,54 @@ describe('the fast path', () => {
       expect(answer.headers).toContainEqual(['retry-after', '1'])
     }
     expect((await send('fast', 'GET', '/healthz', {})).status).toBe(200)
+  })
+})
+
+/** Two instances with `env`, the second with FAST_PATH=false, listening; their URLs in the same order. */
+async function listeningPair(env: Record<string, string>): Promise<{ pair: Harness[]; urls: string[] }> {
+  const pair = [await startShield({ sharedOrigin: origin, env }), await startShield({ sharedOrigin: origin, env: { ...env, FAST_PATH: 'false' } })]
+  const urls: string[] = []
+  for (const h of pair) {
+    await h.app.listen({ port: 0, host: '127.0.0.1' })
+    urls.push(`http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`)
+  }
+  return { pair, urls }
+}
+
+describe('with every optional header on', () => {
+  it('writes Cache-Tag beside Surrogate-Key, Cache-Status and a request id on hits alike on both writers', async () => {
+    const env = { CACHE_TAG_HEADERS: 'surrogate-key,cache-tag', CACHE_STATUS_HEADER: 'true', REQUEST_ID_ON_HITS: 'true' }
+    const { pair, urls } = await listeningPair(env)
+    try {
+      const someId = pair[0]!.app.shield.sync.current!.pages[5]!.id
+      for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`]) {
+        const [a, b] = [await sendTo(urls[0]!, 'GET', path, {}), await sendTo(urls[1]!, 'GET', path, {})]
+        expect({ ...a, requestId: undefined }).toEqual({ ...b, requestId: undefined })
+        expect(a.requestId).toMatch(/^[0-9a-f-]{36}$/)
+        expect(b.requestId).toMatch(/^[0-9a-f-]{36}$/)
+        expect(a.headers.map(([name]) => name)).toEqual(expect.arrayContaining(['surrogate-key', 'cache-tag', 'cache-status']))
+      }
+      expect(pair[0]!.app.shield.fastPathAnswered()).toBe(2)
+    } finally {
+      for (const h of pair) await h.close()
+    }
+  })
+
+  it('writes none of them when they are all off, alike on both writers', async () => {
+    const env = { CACHE_TAG_HEADERS: 'none', CACHE_STATUS_HEADER: 'false', REQUEST_ID_ON_HITS: 'false' }
+    const { pair, urls } = await listeningPair(env)
+    try {
+      const someId = pair[0]!.app.shield.sync.current!.pages[5]!.id
+      for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`]) {
+        // Everything compared, the request id's absence included.
+        const perRequest = new Set(['date', 'keep-alive', 'connection'])
+        const [a, b] = [await sendTo(urls[0]!, 'GET', path, {}, perRequest), await sendTo(urls[1]!, 'GET', path, {}, perRequest)]
+        expect(a).toEqual(b)
+        expect(a.headers.map(([name]) => name).sort()).toEqual(['allow', 'cache-control', 'content-length', 'content-type', 'etag', 'vary'])
+      }
+    } finally {
+      for (const h of pair) await h.close()
+    }
   })
 })
 

@@ -32,13 +32,26 @@ describe('Surrogate-Key and Cache-Tag', () => {
     const child = childOf(h, section)
     const detail = await h.get(`/api/v1/cms/pages/${child.id}/`)
     expect(detail.headers['surrogate-key']).toBe(`cms-pages cms-page-${child.id} cms-section-${section}`)
-    expect(detail.headers['cache-tag']).toBe(`cms-pages,cms-page-${child.id},cms-section-${section}`)
+    // Cache-Tag carries the same keys and is off by default (CACHE_TAG_HEADERS).
+    expect(detail.headers['cache-tag']).toBeUndefined()
     const list = await h.get(`/api/v1/cms/pages/?child_of=${section}`)
     expect(String(list.headers['surrogate-key']).split(' ')).toEqual(expect.arrayContaining(['cms-pages', `cms-children-${section}`]))
     expect((await h.get('/api/v1/cms/pages/')).headers['surrogate-key']).toBe('cms-pages cms-list')
     // A read-through answer is tagged by the scope it was keyed by.
     const searched = await h.get(`/api/v1/cms/pages/?child_of=${section}&search=a`)
     expect(String(searched.headers['surrogate-key']).split(' ')).toContain(`cms-children-${section}`)
+  })
+
+  it('are sent as Cache-Tag, alone or beside Surrogate-Key, as CACHE_TAG_HEADERS names them', async () => {
+    for (const [setting, names] of [['cache-tag', ['cache-tag']], ['surrogate-key,cache-tag', ['surrogate-key', 'cache-tag']]] as const) {
+      await h?.close()
+      h = await startShield({ env: { CACHE_TAG_HEADERS: setting } })
+      const [section] = twoSections(h)
+      const child = childOf(h, section)
+      const detail = await h.get(`/api/v1/cms/pages/${child.id}/`)
+      expect(detail.headers['cache-tag']).toBe(`cms-pages,cms-page-${child.id},cms-section-${section}`)
+      expect(detail.headers['surrogate-key']).toBe(names.length === 2 ? `cms-pages cms-page-${child.id} cms-section-${section}` : undefined)
+    }
   })
 
   it('are not sent with CACHE_TAG_HEADERS=false', async () => {
