@@ -96,6 +96,9 @@ interface View<P extends ViewPlan> {
 /** Forwarded requests whose plans are kept per snapshot; past it the memory starts over. */
 const MAX_PLANNED_FORWARDS = 10_000
 
+/** Refusal answers kept per status (by Retry-After); past it the memory starts over. */
+const MAX_REFUSAL_ANSWERS = 64
+
 /** Type names and find paths remembered as absent per snapshot, each; past it the oldest go. */
 const MAX_KNOWN_ABSENT = 2_000
 
@@ -310,10 +313,26 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   function overBudgetAnswer(error: ProxyError, client: string | undefined): HttpAnswer {
     const details = error.details as { reason?: string; retryAfterMs?: number; client?: string } | undefined
     const seconds = Math.max(1, Math.ceil((details?.retryAfterMs ?? 1000) / 1000))
-    if (error.code === 'READ_THROUGH_CLIENT_SHARE' && details?.client === client) {
-      return proxyFailureAnswer(429, 'too many requests that only the CMS can answer; slow down', seconds)
+    return refusalAnswer(error.code === 'READ_THROUGH_CLIENT_SHARE' && details?.client === client ? 429 : 503, seconds)
+  }
+
+  /**
+   * Refusals by status and Retry-After, each built once: a flood gets thousands a second, all
+   * alike, and one answer object lets the writers reuse its header list too (docs/performance.md,
+   * "Refusals"). Retry-After values are few (the buckets' refill times), but bounded all the same.
+   */
+  const refusalAnswers = { 429: new Map<number, HttpAnswer>(), 503: new Map<number, HttpAnswer>() }
+  function refusalAnswer(status: 429 | 503, seconds: number): HttpAnswer {
+    const byRetry = refusalAnswers[status]
+    let answer = byRetry.get(seconds)
+    if (!answer) {
+      if (byRetry.size >= MAX_REFUSAL_ANSWERS) byRetry.clear()
+      answer = status === 429
+        ? proxyFailureAnswer(429, 'too many requests that only the CMS can answer; slow down', seconds)
+        : proxyFailureAnswer(503, 'the CMS is busy; try again later', seconds)
+      byRetry.set(seconds, answer)
     }
-    return proxyFailureAnswer(503, 'the CMS is busy; try again later', seconds)
+    return answer
   }
 
   /** Forwards planned under the current snapshot, by view and request (`forwardOf`). */
