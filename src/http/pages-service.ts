@@ -286,16 +286,23 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     }
   }
 
-  async function readThrough(snapshot: Snapshot, forward: Forward, request: PagesRequest): Promise<HttpAnswer> {
+  async function readThrough(snapshot: Snapshot, forward: Forward, request: PagesRequest, memoKey: string): Promise<HttpAnswer> {
     const client = request.client?.()
     try {
+      const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store, ...(client === undefined ? {} : { client }) })
+      // Noted once answered, as the plan is (`forwards` below): a refused query stores nothing.
       const dead = forward.store ? forwardedDigests.replace(forward.relative, forward.digest) : undefined
       if (dead !== undefined) options.readThrough.forget(`${dead}:${forward.relative}`)
-      const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store, ...(client === undefined ? {} : { client }) })
       forward.learn?.(answer, outcome)
       return toAnswer(answer, outcome, snapshot, forward.scope)
     } catch (error) {
-      if (isOverBudget(error)) return overBudgetAnswer(error as ProxyError, client)
+      if (isOverBudget(error)) {
+        // Only forwards the CMS answered are worth keeping: a flood of distinct refused queries
+        // would otherwise fill the memory with plans never used again, and the garbage collector
+        // would copy each of them into the old generation (docs/performance.md, "Refusals").
+        forwards.delete(memoKey)
+        return overBudgetAnswer(error as ProxyError, client)
+      }
       // `code` at the top level, as on the sync's failure line, so one filter finds both.
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: forward.relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
@@ -350,14 +357,14 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (!snapshot) return NOT_READY
     const memoKey = forwardKey(view.memo, pathId, request)
     const planned = forwards.get(snapshot, memoKey)
-    if (planned) return readThrough(snapshot, planned, request)
+    if (planned) return readThrough(snapshot, planned, request, memoKey)
     const params = paramsOf(request)
     const plan = view.plan(pathId, params, snapshot, request.accept)
     if (plan.kind === 'error') return errorAnswer(plan.error)
     if (plan.kind === 'forward') {
       const { relative, scope } = view.forward(pathId, params, snapshot)
       const learn = learnerOf(view.learner, memoKey, params, snapshot)
-      return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, relative, scope, params, learn)), request)
+      return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, relative, scope, params, learn)), request, memoKey)
     }
     return view.index(plan as Extract<P, { kind: 'index' }>, snapshot)
   }
