@@ -89,20 +89,16 @@ export function createReadThroughBudget(options: ReadThroughBudgetOptions): Read
    * it, at random, so that the refusals of a client's many connections do not come back (and its
    * next requests arrive) in one burst that every other reader would queue behind.
    */
-  async function hold(): Promise<void> {
-    if (holdMs <= 0 || !timers || held >= maxHeld) return
+  function heldRefusal(refusal: Admission): Promise<Admission> {
+    if (holdMs <= 0 || !timers || held >= maxHeld) return Promise.resolve(refusal)
     held++
-    try {
-      const ms = Math.round(holdMs * (0.5 + 0.5 * (options.random ?? Math.random)()))
-      await (queue ? queue.hold(ms) : new Promise<void>((resolve) => timers.setTimeout(resolve, ms)))
-    } finally {
+    const ms = Math.round(holdMs * (0.5 + 0.5 * (options.random ?? Math.random)()))
+    // One promise per held refusal, and no async frames kept alive behind it (docs/performance.md, "Refusals").
+    const ended = queue ? queue.hold(ms) : new Promise<void>((resolve) => timers.setTimeout(resolve, ms))
+    return ended.then(() => {
       held--
-    }
-  }
-
-  async function heldRefusal(refusal: Admission): Promise<Admission> {
-    await hold()
-    return refusal
+      return refusal
+    })
   }
 
   /** The client's share: its refusal (held), or `undefined` with one token taken. */
