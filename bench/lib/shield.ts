@@ -27,13 +27,15 @@ export interface ShieldSettings {
   workDir: string
   cpu: number | undefined
   shieldEnv: Record<string, string>
-  /** Node options before the entry point (`--cpu-prof`, which NODE_OPTIONS refuses). */
+  /** Another build's entry (an A/B run of `flood-cpu.ts`); `dist/main.js` otherwise. */
+  entry?: string
+  /** Node flags before the entry (`--cpu-prof`…). */
   nodeArgs?: readonly string[]
 }
 
 /** `env`: variables of this scenario's own (BENCH_SHIELD_ENV still wins). */
 export async function startShield(
-  { workDir, cpu, shieldEnv, nodeArgs = [] }: ShieldSettings,
+  { workDir, cpu, shieldEnv, entry = SHIELD_ENTRY, nodeArgs = [] }: ShieldSettings,
   label: string,
   origin: Origin,
   logLevel: 'warn' | 'info',
@@ -45,7 +47,7 @@ export async function startShield(
   const logFile = join(workDir, `${label.replace(/[^a-z0-9]+/gi, '-')}.log`)
   const url = `http://127.0.0.1:${port}`
   const spawnedAt = performance.now()
-  const child = new BenchChild(label, [...nodeArgs, SHIELD_ENTRY], {
+  const child = new BenchChild(label, [...nodeArgs, entry], {
     env: {
       UPSTREAM_URL: origin.api,
       BASE_URL: url,

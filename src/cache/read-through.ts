@@ -254,6 +254,13 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
         }
       }
       try {
+        // A client whose own share is spent is refused before the flight and the lock in Redis a
+        // granted miss needs: under a flood that is most misses (docs/performance.md, "Refusals").
+        const refused = joining || client === undefined ? undefined : options.budget?.refuseSpentShare(client)
+        if (refused) {
+          const refusal = await refused
+          if (!refusal.ok) throw refusalError(refusal.reason, refusal.retryAfterMs, client)
+        }
         const answer = await refresh(key, pathAndQuery, store, client)
         return { answer, outcome: joining ? 'coalesced' : 'miss' }
       } catch (error) {

@@ -99,6 +99,9 @@ interface View<P extends ViewPlan> {
 /** Forwarded requests whose plans are kept per snapshot; past it the memory starts over. */
 const MAX_PLANNED_FORWARDS = 10_000
 
+/** Refusal answers kept per status (by Retry-After); past it the memory starts over. */
+const MAX_REFUSAL_ANSWERS = 64
+
 /** Type names and find paths remembered as absent per snapshot, each; past it the oldest go. */
 const MAX_KNOWN_ABSENT = 2_000
 
@@ -295,16 +298,23 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     }
   }
 
-  async function readThrough(snapshot: Snapshot, forward: Forward, request: PagesRequest): Promise<HttpAnswer> {
+  async function readThrough(snapshot: Snapshot, forward: Forward, request: PagesRequest, memoKey: string): Promise<HttpAnswer> {
     const client = request.client?.()
     try {
+      const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store, ...(client === undefined ? {} : { client }) })
+      // Noted once answered, as the plan is (`forwards` below): a refused query stores nothing.
       const dead = forward.store ? forwardedDigests.replace(forward.relative, forward.digest) : undefined
       if (dead !== undefined) options.readThrough.forget(`${dead}:${forward.relative}`)
-      const { answer, outcome } = await options.readThrough.get(forward.key, forward.relative, { store: forward.store, ...(client === undefined ? {} : { client }) })
       forward.learn?.(answer, outcome)
       return toAnswer(answer, outcome, snapshot, forward.scope)
     } catch (error) {
-      if (isOverBudget(error)) return overBudgetAnswer(error as ProxyError, client)
+      if (isOverBudget(error)) {
+        // Only forwards the CMS answered are worth keeping: a flood of distinct refused queries
+        // would otherwise fill the memory with plans never used again, and the garbage collector
+        // would copy each of them into the old generation (docs/performance.md, "Refusals").
+        forwards.delete(memoKey)
+        return overBudgetAnswer(error as ProxyError, client)
+      }
       // `code` at the top level, as on the sync's failure line, so one filter finds both.
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: forward.relative }, 'read-through to the CMS failed')
       if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
@@ -322,10 +332,26 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   function overBudgetAnswer(error: ProxyError, client: string | undefined): HttpAnswer {
     const details = error.details as { reason?: string; retryAfterMs?: number; client?: string } | undefined
     const seconds = Math.max(1, Math.ceil((details?.retryAfterMs ?? 1000) / 1000))
-    if (error.code === 'READ_THROUGH_CLIENT_SHARE' && details?.client === client) {
-      return proxyFailureAnswer(429, 'too many requests that only the CMS can answer; slow down', seconds)
+    return refusalAnswer(error.code === 'READ_THROUGH_CLIENT_SHARE' && details?.client === client ? 429 : 503, seconds)
+  }
+
+  /**
+   * Refusals by status and Retry-After, each built once: a flood gets thousands a second, all
+   * alike, and one answer object lets the writers reuse its header list too (docs/performance.md,
+   * "Refusals"). Retry-After values are few (the buckets' refill times), but bounded all the same.
+   */
+  const refusalAnswers = { 429: new Map<number, HttpAnswer>(), 503: new Map<number, HttpAnswer>() }
+  function refusalAnswer(status: 429 | 503, seconds: number): HttpAnswer {
+    const byRetry = refusalAnswers[status]
+    let answer = byRetry.get(seconds)
+    if (!answer) {
+      if (byRetry.size >= MAX_REFUSAL_ANSWERS) byRetry.clear()
+      answer = status === 429
+        ? proxyFailureAnswer(429, 'too many requests that only the CMS can answer; slow down', seconds)
+        : proxyFailureAnswer(503, 'the CMS is busy; try again later', seconds)
+      byRetry.set(seconds, answer)
     }
-    return proxyFailureAnswer(503, 'the CMS is busy; try again later', seconds)
+    return answer
   }
 
   /** Forwards planned under the current snapshot, by view and request (`forwardOf`). */
@@ -343,14 +369,14 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     if (!snapshot) return NOT_READY
     const memoKey = forwardKey(view.memo, pathId, request)
     const planned = forwards.get(snapshot, memoKey)
-    if (planned) return readThrough(snapshot, planned, request)
+    if (planned) return readThrough(snapshot, planned, request, memoKey)
     const params = paramsOf(request)
     const plan = view.plan(pathId, params, snapshot, request.accept)
     if (plan.kind === 'error') return errorAnswer(plan.error)
     if (plan.kind === 'forward') {
       const { relative, scope } = view.forward(pathId, params, snapshot)
       const learn = learnerOf(view.learner, memoKey, params, snapshot)
-      return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, relative, scope, params, learn)), request)
+      return readThrough(snapshot, forwards.set(memoKey, forwardOf(snapshot, relative, scope, params, learn)), request, memoKey)
     }
     return view.index(plan as Extract<P, { kind: 'index' }>, snapshot)
   }

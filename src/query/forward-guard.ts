@@ -10,7 +10,7 @@
  * @module
  */
 import { isPythonSpace } from './python-int.js'
-import { djangoUrlencode, type QueryParams } from './query-params.js'
+import { djangoUrlencodedLength, type QueryParams } from './query-params.js'
 import { djangoDateTime } from './django-datetime.js'
 import { answeredByTheCms, siteFilter } from './plan-steps.js'
 import { wagtailErrors, type WagtailError } from './wagtail-messages.js'
@@ -97,7 +97,7 @@ export function forwardUnlessDoomed(params: QueryParams, reason: string, context
     if (search) return { kind: 'error', error: search }
   }
   // Every value of every key, as find forwards them: an upper bound for listing and detail too.
-  const bytes = djangoUrlencode(params.lists()).length + (context.pathId?.length ?? 0)
+  const bytes = djangoUrlencodedLength(params.lists()) + (context.pathId?.length ?? 0)
   if (bytes > MAX_FORWARDED_QUERY_BYTES) return { kind: 'error', error: wagtailErrors.queryTooLong(bytes, MAX_FORWARDED_QUERY_BYTES) }
   return { kind: 'forward', reason }
 }

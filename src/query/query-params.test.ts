@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { djangoUrlencode, parseQueryParams, quotePlus, unquotePlus } from './query-params.js'
+import { djangoUrlencode, djangoUrlencodedLength, parseQueryParams, quotePlus, unquotePlus } from './query-params.js'
 
 describe('parseQueryParams (Django QueryDict semantics)', () => {
   it('answers the last value of a repeated key and keeps first-appearance order', () => {
@@ -65,5 +65,17 @@ describe('parseQueryParams (Django QueryDict semantics)', () => {
     fc.assert(fc.property(fc.oneof(words, fc.string({ unit: 'binary' }), fc.string({ unit: 'grapheme' })), (text) => {
       expect(quotePlus(text)).toBe(reference(text))
     }), { seed: 11, numRuns: 500 })
+  })
+})
+
+describe('djangoUrlencodedLength', () => {
+  it('is the length of what djangoUrlencode builds, for any keys and values', () => {
+    const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.string({ maxLength: 12 }), fc.constantFrom('', ' ', 'a b', '~._-', 'é', '😀', '\ud800'))
+    fc.assert(
+      fc.property(fc.array(fc.tuple(text, fc.array(text, { maxLength: 3 })), { maxLength: 5 }), (lists) => {
+        expect(djangoUrlencodedLength(lists)).toBe(djangoUrlencode(lists).length)
+      }),
+      { numRuns: 500 },
+    )
   })
 })

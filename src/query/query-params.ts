@@ -100,6 +100,38 @@ export function quotePlus(text: string): string {
   return out
 }
 
+/** How long `quotePlus(text)` is, without building it. */
+function quotedLength(text: string): number {
+  if (ALL_SAFE.test(text)) return text.length
+  let length = 0
+  for (const char of text) {
+    const cp = char.codePointAt(0)!
+    // ASCII: safe characters and the space (`+`) take one, the rest `%XX`; beyond, every UTF-8
+    // byte is a `%XX` (a lone surrogate is encoded as U+FFFD, three bytes).
+    if (cp < 0x80) length += ALL_SAFE.test(char) || cp === 0x20 ? 1 : 3
+    else length += 3 * (cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4)
+  }
+  return length
+}
+
+/**
+ * `djangoUrlencode(lists).length`, without building the text: the forward guard measures every
+ * query it forwards, refused or not, and the text itself would be garbage at once
+ * (docs/performance.md, "Refusals").
+ */
+export function djangoUrlencodedLength(lists: Array<[string, string[]]>): number {
+  let length = 0
+  let pairs = 0
+  for (const [key, values] of lists) {
+    const keyLength = quotedLength(key)
+    for (const value of values) {
+      length += keyLength + 1 + quotedLength(value)
+      pairs++
+    }
+  }
+  return pairs === 0 ? 0 : length + pairs - 1
+}
+
 /** Django's `QueryDict.urlencode()`: every value of every key, keys in first-appearance order. */
 export function djangoUrlencode(lists: Array<[string, string[]]>): string {
   const out: string[] = []

@@ -304,3 +304,38 @@ describe('while closing', () => {
     expect(answers[0]).toEqual(answers[1])
   })
 })
+
+describe('refusals by the read-through budget', () => {
+  it("write a client's 429, built once and reused, exactly as Fastify does", async () => {
+    // A share of one miss, spent by the first and never refilled (the clock stands still);
+    // refusals answered at once (no hold).
+    const budget = { READ_THROUGH_CLIENT_RATE: '1', READ_THROUGH_CLIENT_BURST: '1', READ_THROUGH_QUEUE_TIMEOUT: '0s' }
+    const deps = { now: () => 1_700_000_000_000 }
+    const writers = {
+      fast: await startShield({ sharedOrigin: origin, env: budget, deps }),
+      slow: await startShield({ sharedOrigin: origin, env: { ...budget, FAST_PATH: 'false' }, deps }),
+    }
+    try {
+      const urls: Record<string, string> = {}
+      for (const [name, h] of Object.entries(writers)) {
+        await h.app.listen({ port: 0, host: '127.0.0.1' })
+        urls[name] = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`
+      }
+      const run = Date.now().toString(36)
+      const answers: Record<string, Array<Awaited<ReturnType<typeof sendTo>>>> = { fast: [], slow: [] }
+      for (const name of ['fast', 'slow']) {
+        for (const n of [0, 1, 2]) answers[name]!.push(await sendTo(urls[name]!, 'GET', `/api/v1/cms/pages/?search=refused-${run}-${n}`, {}))
+      }
+      expect(answers['fast']!.map((answer) => answer.status)).toEqual([200, 429, 429])
+      // The second refusal reuses the first's answer, and the fast path's header list for it.
+      expect(answers['fast']!.map((answer) => ({ ...answer, requestId: undefined }))).toEqual(answers['slow']!.map((answer) => ({ ...answer, requestId: undefined })))
+      expect(writers.fast.app.shield.fastPathAnswered()).toBe(3)
+      const refused = answers['fast']![2]!
+      expect(refused.headers).toContainEqual(['retry-after', '1'])
+      expect(JSON.parse(refused.body)).toEqual({ message: 'too many requests that only the CMS can answer; slow down' })
+    } finally {
+      await writers.fast.close()
+      await writers.slow.close()
+    }
+  })
+})

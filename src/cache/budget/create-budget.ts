@@ -98,6 +98,7 @@ export function createBudget(options: CreateBudgetOptions): ReadThroughBudget {
     clientRefusalDelayMs: settings.queueTimeoutMs,
     timers: options.timers,
     random: options.random,
+    now,
     onRefused: (reason, client) => {
       if (reason === 'client_share' && client !== undefined) warnOverShare(client)
       options.onRefused?.(reason)

@@ -56,3 +56,68 @@ describe('read-through budget', () => {
     expect(subject.state()).toEqual({ scope: 'local', tokens: 4, concurrencyLimit: 5, inFlight: 1, queued: 0, clients: 0 })
   })
 })
+
+describe('a spent share refused before the work a granted miss needs', () => {
+  function withClock(clientBurst: number, hold?: { ms: number; timers: { setTimeout(callback: () => void, ms: number): unknown } }) {
+    const clock = { now: 0 }
+    const now = () => clock.now
+    const clients = createLocalBuckets({ ratePerSecond: 2, burst: clientBurst }, now)
+    const gate = createConcurrencyGate({ max: 5, adaptive: false, queueTimeoutMs: 0, maxQueue: 0, timers: noTimers })
+    const cms = createSharedBucket({ key: 'k', limits: { ratePerSecond: 1, burst: 5 }, now, isUp: () => false })
+    const refused: RefusalReason[] = []
+    const subject = createReadThroughBudget({
+      clients, gate, cms, busyRetryAfterMs: 1000, onRefused: (reason) => refused.push(reason),
+      ...(hold ? { clientRefusalDelayMs: hold.ms, timers: hold.timers, random: () => 1, now } : {}),
+    })
+    return { clock, subject, clients, gate, cms, refused }
+  }
+
+  it('spends nothing and refuses nothing while the share holds a token', async () => {
+    const { subject, clients, gate, cms, refused } = withClock(2)
+    expect(subject.refuseSpentShare('a')).toBeUndefined()
+    expect(clients.tokens('a')).toBe(2)
+    expect(gate.inFlight).toBe(0)
+    expect(cms.tokens).toBe(5)
+    expect(refused).toEqual([])
+    expect((await subject.admit('a')).ok).toBe(true)
+  })
+
+  it('refuses as admit would, for the client share, once the share is spent', async () => {
+    const { subject, cms, refused } = withClock(1)
+    expect((await subject.admit('a')).ok).toBe(true)
+    const early = subject.refuseSpentShare('a')
+    expect(early).toBeDefined()
+    expect(await early).toEqual({ ok: false, reason: 'client_share', retryAfterMs: 500 })
+    expect(cms.tokens).toBe(4)
+    expect(refused).toEqual(['client_share'])
+    expect(subject.refuseSpentShare('b')).toBeUndefined()
+  })
+
+  it('never refuses a client whose share has refilled', async () => {
+    const { clock, subject, clients } = withClock(1)
+    expect((await subject.admit('a')).ok).toBe(true)
+    clock.now += 499
+    expect(subject.refuseSpentShare('a')).toBeDefined()
+    clock.now += 1
+    expect(subject.refuseSpentShare('a')).toBeUndefined()
+    // Asking took nothing: the refilled token is still there for the miss itself.
+    expect(clients.tokens('a')).toBe(1)
+    expect((await subject.admit('a')).ok).toBe(true)
+  })
+
+  it('holds the refusals of one slot on one timer before answering them', async () => {
+    const timers: Array<{ ms: number; fire: () => void }> = []
+    const { subject } = withClock(1, { ms: 400, timers: { setTimeout: (fire, ms) => timers.push({ ms, fire }) } })
+    expect((await subject.admit('a')).ok).toBe(true)
+    let answered = 0
+    for (let i = 0; i < 3; i++) void subject.refuseSpentShare('a')!.then(() => answered++)
+    void subject.admit('a').then(() => answered++)
+    await Promise.resolve()
+    // `random` is 1: every hold is the whole 400 ms, all in the slot ending then.
+    expect(timers).toEqual([{ ms: 400, fire: expect.any(Function) }])
+    expect(answered).toBe(0)
+    timers[0]!.fire()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(answered).toBe(4)
+  })
+})

@@ -16,6 +16,7 @@
  * @module
  */
 import type { Slot, ConcurrencyGate } from './adaptive-limit.js'
+import { createHoldQueue, type HoldQueue } from './hold-queue.js'
 import type { SharedBucket, BucketScope } from './shared-bucket.js'
 import type { LocalBuckets } from './token-bucket.js'
 
@@ -39,6 +40,12 @@ export interface BudgetState {
 export interface ReadThroughBudget {
   /** @param client the client's address; `undefined` for requests no client waits on (background refreshes). */
   admit(client: string | undefined): Promise<Admission>
+  /**
+   * The refusal `admit(client)` would give for the client's own share, decided now and spending
+   * nothing; `undefined` when the share holds a token (then `admit` goes on as usual). It lets a
+   * miss be refused before the work a granted one needs (a lock in Redis, a flight of its own).
+   */
+  refuseSpentShare(client: string): Promise<Admission> | undefined
   state(): BudgetState
 }
 
@@ -58,13 +65,20 @@ export interface ReadThroughBudgetOptions {
   readonly timers?: { setTimeout(callback: () => void, ms: number): unknown }
   /** Spreads the holds (see `hold`); default Math.random. */
   readonly random?: () => number
+  /** With it, holds ending within {@link HOLD_SLOT_MS} of each other share one timer (`hold-queue.ts`). */
+  readonly now?: () => number
 }
+
+/** Width of the hold queue's slots: a hold may end this much later than drawn. */
+export const HOLD_SLOT_MS = 10
 
 export function createReadThroughBudget(options: ReadThroughBudgetOptions): ReadThroughBudget {
   const { clients, gate, cms } = options
   const holdMs = options.clientRefusalDelayMs ?? 0
   const maxHeld = options.maxHeldRefusals ?? 1_000
   let held = 0
+  const timers = options.timers
+  const queue: HoldQueue | undefined = timers && options.now ? createHoldQueue({ now: options.now, timers, slotMs: HOLD_SLOT_MS }) : undefined
   const refuse = (reason: RefusalReason, retryAfterMs: number, client: string | undefined): Admission => {
     options.onRefused?.(reason, client)
     return { ok: false, reason, retryAfterMs }
@@ -75,26 +89,29 @@ export function createReadThroughBudget(options: ReadThroughBudgetOptions): Read
    * it, at random, so that the refusals of a client's many connections do not come back (and its
    * next requests arrive) in one burst that every other reader would queue behind.
    */
-  async function hold(): Promise<void> {
-    if (holdMs <= 0 || !options.timers || held >= maxHeld) return
+  function heldRefusal(refusal: Admission): Promise<Admission> {
+    if (holdMs <= 0 || !timers || held >= maxHeld) return Promise.resolve(refusal)
     held++
-    try {
-      const ms = Math.round(holdMs * (0.5 + 0.5 * (options.random ?? Math.random)()))
-      await new Promise<void>((resolve) => options.timers!.setTimeout(resolve, ms))
-    } finally {
+    const ms = Math.round(holdMs * (0.5 + 0.5 * (options.random ?? Math.random)()))
+    // One promise per held refusal, and no async frames kept alive behind it (docs/performance.md, "Refusals").
+    const ended = queue ? queue.hold(ms) : new Promise<void>((resolve) => timers.setTimeout(resolve, ms))
+    return ended.then(() => {
       held--
-    }
+      return refusal
+    })
+  }
+
+  /** The client's share: its refusal (held), or `undefined` with one token taken. */
+  function takeShare(client: string): Promise<Admission> | undefined {
+    const share = clients.take(client)
+    return share.ok ? undefined : heldRefusal(refuse('client_share', share.retryAfterMs, client))
   }
 
   return {
     async admit(client) {
       if (client !== undefined) {
-        const share = clients.take(client)
-        if (!share.ok) {
-          const refusal = refuse('client_share', share.retryAfterMs, client)
-          await hold()
-          return refusal
-        }
+        const refused = takeShare(client)
+        if (refused) return refused
       }
       const place = await gate.acquire()
       if (!place.ok) {
@@ -109,6 +126,12 @@ export function createReadThroughBudget(options: ReadThroughBudgetOptions): Read
         return refuse('cms_budget', token.retryAfterMs, client)
       }
       return { ok: true, release: (outcome) => slot.release(outcome) }
+    },
+    refuseSpentShare(client) {
+      const refused = takeShare(client)
+      // Granted: the token goes back, as if nothing had been asked (`giveBack` refills to now first).
+      if (!refused) clients.giveBack(client)
+      return refused
     },
     state() {
       return {

@@ -36,10 +36,13 @@ describe('shared bucket', () => {
           let now = 1_700_000_000_000
           const bucket = createSharedBucket({ redis: client, key: `test:bucket:${randomUUID()}`, limits, now: () => now, isUp: () => true })
           let state: BucketState | undefined
+          let refused = false
           for (const gap of gaps) {
             now += gap
             const expected = take(state, limits, now)
-            state = expected.state
+            // A refusal after a refusal is the remembered one's: Redis, not asked, keeps its state.
+            if (!(refused && !expected.ok)) state = expected.state
+            refused = !expected.ok
             const got = await bucket.take()
             expect(got.scope).toBe('cluster')
             expect(got.ok).toBe(expected.ok)
@@ -112,5 +115,48 @@ describe('shared bucket', () => {
     expect(bucket.scope).toBe('local')
     expect((await bucket.take()).ok).toBe(true)
     expect((await bucket.take()).ok).toBe(false)
+  })
+})
+
+describe("the cluster's refusal remembered", () => {
+  it('refuses as the script would, without asking Redis, until a token has grown back, then asks again', async () => {
+    const client = await redis()
+    const key = `test:bucket:${randomUUID()}`
+    let now = 1_700_000_000_000
+    const limits = { ratePerSecond: 4, burst: 1 }
+    const bucket = createSharedBucket({ redis: client, key, limits, now: () => now, isUp: () => true })
+    expect((await bucket.take()).ok).toBe(true)
+    const first = await bucket.take()
+    expect(first).toMatchObject({ ok: false, retryAfterMs: 250, scope: 'cluster' })
+    // From here the bucket in Redis is emptied behind this instance's back: were Redis asked, the
+    // answers would change; remembered, they follow the arithmetic of the last refusal.
+    await client.hset(key, 't', '-5')
+    now += 100
+    expect(await bucket.take()).toMatchObject({ ok: false, retryAfterMs: 150, scope: 'cluster', tokens: 0.4 })
+    now += 149
+    // The script's own arithmetic, float rounding and all (0.996 tokens: 1.0000000000000009 ms, so 2).
+    const refusedAt = now - 249
+    expect(await bucket.take()).toMatchObject({ ok: false, retryAfterMs: take({ tokens: 0, at: refusedAt }, limits, now).retryAfterMs })
+    // A whole token has grown back since the refusal: Redis is asked (and refuses, as emptied).
+    now += 1
+    const asked = await bucket.take()
+    expect(asked.ok).toBe(false)
+    expect(asked.retryAfterMs).toBeGreaterThan(1000)
+  })
+
+  it('never refuses once a token has grown back, nor after a token was given back', async () => {
+    const client = await redis()
+    let now = 1_700_000_000_000
+    const bucket = createSharedBucket({ redis: client, key: `test:bucket:${randomUUID()}`, limits: { ratePerSecond: 3, burst: 1 }, now: () => now, isUp: () => true })
+    expect((await bucket.take()).ok).toBe(true)
+    expect((await bucket.take()).ok).toBe(false)
+    // 1000 / 3 ms: a token is back at 333.33 ms, so at 334.
+    now += 333
+    expect((await bucket.take()).ok).toBe(false)
+    now += 1
+    expect((await bucket.take()).ok).toBe(true)
+    expect((await bucket.take()).ok).toBe(false)
+    await bucket.giveBack('cluster')
+    expect((await bucket.take()).ok).toBe(true)
   })
 })

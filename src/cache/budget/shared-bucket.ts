@@ -11,7 +11,7 @@
  * @module
  */
 import type { RedisClient } from '../stores/redis-client.js'
-import { createLocalBuckets, type BucketLimits, type Take } from './token-bucket.js'
+import { createLocalBuckets, take, type BucketLimits, type Take } from './token-bucket.js'
 
 /**
  * Numbers are stored with 17 significant digits (Lua's `tostring` keeps 14), so the cluster's
@@ -98,6 +98,26 @@ export function createSharedBucket(options: SharedBucketOptions): SharedBucket {
   }
   let scope: BucketScope = redis ? 'cluster' : 'local'
   let tokens = options.limits.burst
+  /**
+   * The cluster's last refusal: its tokens and when. Until a whole token has grown back since, the
+   * script could only refuse again (other instances' takes only push that later), so the refusal
+   * is worked out here with the script's arithmetic instead of costing a round trip to Redis per
+   * refused miss (docs/performance.md, "Refusals"). A token given back forgets it.
+   */
+  let spent: { tokens: number; at: number } | undefined
+
+  /** The script's refusal at `now`, while the cluster's last refusal still holds; else `undefined`. */
+  function stillSpent(now: number): SharedTake | undefined {
+    if (spent === undefined || now < spent.at) return undefined
+    // What the script computes from the state it stored at that refusal (`take` is its arithmetic).
+    const result = take(spent, options.limits, now)
+    if (result.ok) {
+      spent = undefined
+      return undefined
+    }
+    tokens = result.state.tokens
+    return { ...result, scope: 'cluster', tokens }
+  }
 
   const become = (next: BucketScope, error?: unknown) => {
     if (next === scope) return
@@ -117,11 +137,15 @@ export function createSharedBucket(options: SharedBucketOptions): SharedBucket {
         if (command) become('local')
         return takeLocal()
       }
+      const now = options.now()
+      const refused = scope === 'cluster' ? stillSpent(now) : undefined
+      if (refused) return refused
       try {
         const { ratePerSecond, burst } = options.limits
-        const [granted, wait, left] = await command(options.key, ratePerSecond, burst, options.now(), 1)
+        const [granted, wait, left] = await command(options.key, ratePerSecond, burst, now, 1)
         become('cluster')
         tokens = Number(left)
+        spent = granted === 1 ? undefined : { tokens, at: now }
         return { ok: granted === 1, retryAfterMs: Number(wait), state: { tokens, at: options.now() }, scope: 'cluster', tokens }
       } catch (error) {
         // ioredis's commandTimeout and its offline refusal both land here: never wait for Redis.
@@ -130,6 +154,7 @@ export function createSharedBucket(options: SharedBucketOptions): SharedBucket {
       }
     },
     async giveBack(from) {
+      spent = undefined
       if (from === 'local' || !command) {
         local.giveBack('')
         return
