@@ -110,18 +110,23 @@ async function titleOn(h: Harness, id: number): Promise<string> {
   return (JSON.parse((await h.get(`/api/v1/cms/pages/${id}/`)).body) as { title: string }).title
 }
 
-/** Makes `h` slow to load snapshots: its reads of the shared snapshot wait until `release()`. */
+/**
+ * Makes `h` slow to load snapshots: its reads of the shared snapshot, whole or as patches, wait
+ * until `release()`.
+ */
 function holdSnapshotReads(h: Harness): { reads(): number; release(): void } {
   let release!: () => void
   const released = new Promise<void>((resolve) => (release = resolve))
   const target = h.app.shield.shared!.snapshotTarget
-  const read = target.read.bind(target)
   let reads = 0
-  target.read = async () => {
+  const held = <A extends unknown[], R>(read: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
     reads++
     await released
-    return read()
+    return read(...args)
   }
+  target.read = held(target.read.bind(target))
+  const patches = target.patches
+  if (patches) patches.read = held(patches.read.bind(patches))
   cleanups.push(async () => release())
   return { reads: () => reads, release }
 }
