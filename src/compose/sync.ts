@@ -13,6 +13,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
 import { PAGES_API_PATH } from '../upstream/wagtail-client.js'
 import type { Clock } from './clock.js'
+import { reclaimHeap } from './reclaim-heap.js'
 import type { UpstreamParts } from './upstream.js'
 
 export interface SyncOptions {
@@ -43,6 +44,8 @@ export interface SyncedSwap {
 
 export function composeSync(options: SyncOptions): SyncService {
   const { config, logger, events, persistence, cluster } = options
+  // Once: the start's full sync leaves the most garbage, and no request has been served yet.
+  let reclaimed = false
   return createSyncService({
     get: options.upstream.get,
     pagesPath: PAGES_API_PATH,
@@ -57,6 +60,19 @@ export function composeSync(options: SyncOptions): SyncService {
     onSyncEnd: (result) => {
       if (result.ok && !result.changed) void cluster()?.confirm()
       events.emit('sync', syncEvent(result))
+      if (!reclaimed && result.ok && result.mode === 'full') {
+        reclaimed = true
+        const before = process.memoryUsage()
+        const started = performance.now()
+        void reclaimHeap().then((collected) => {
+          const after = process.memoryUsage()
+          const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
+          logger.info(
+            { collected, ms: Math.round(performance.now() - started), rssMiB: [mib(before.rss), mib(after.rss)], heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)] },
+            'memory: heap compacted after the first full sync',
+          )
+        })
+      }
     },
     onSnapshot: (snapshot, previous, source) => {
       const change = diffSnapshots(previous, snapshot)
