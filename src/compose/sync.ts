@@ -45,6 +45,7 @@ export interface SyncedSwap {
 export function composeSync(options: SyncOptions): SyncService {
   const { config, logger, events, persistence, cluster } = options
   // Once: the start's full sync leaves the most garbage, and no request has been served yet.
+  // A small tree's sync leaves little; the collection would only cost its pause.
   let reclaimed = false
   return createSyncService({
     get: options.upstream.get,
@@ -60,7 +61,7 @@ export function composeSync(options: SyncOptions): SyncService {
     onSyncEnd: (result) => {
       if (result.ok && !result.changed) void cluster()?.confirm()
       events.emit('sync', syncEvent(result))
-      if (!reclaimed && result.ok && result.mode === 'full') {
+      if (!reclaimed && result.ok && result.mode === 'full' && result.pages >= RECLAIM_FROM_PAGES) {
         reclaimed = true
         const before = process.memoryUsage()
         const started = performance.now()
@@ -105,6 +106,12 @@ function syncEvent(result: SyncResult) {
     ...(result.ok ? {} : { code: result.code }),
   }
 }
+
+/**
+ * The smallest tree whose first full sync is followed by a compacting collection: at 100,000 pages
+ * it gives back a third of the heap (docs/performance.md); at a few thousand, a few MiB.
+ */
+const RECLAIM_FROM_PAGES = 10_000
 
 /** Most purge keys one log line lists; the count is always there. */
 const LOGGED_PURGE_KEYS = 100
