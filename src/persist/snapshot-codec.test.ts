@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
-import { encodeSnapshotOfAsync, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, type SnapshotCompression } from './snapshot-codec.js'
+import { encodeSnapshotOfAsync, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
 import {
   decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION,
 } from '../../test/helpers/snapshot-bytes.js'
@@ -138,6 +138,28 @@ describe('encode and decode', () => {
     forged.write(digest.toString().replace(/^./, (c) => (c === 'A' ? 'B' : 'A')), at)
     const loaded = loadSnapshot(reseal(forged), ORIGIN)
     expect(loaded).toMatchObject({ ok: false, reason: expect.stringContaining('rebuilt fingerprint') })
+  })
+
+  it('decoding on the thread pool gives what decoding in one go gives, in either format', async () => {
+    const original = smallSnapshot()
+    const buffers = [
+      ...await Promise.all((['brotli', 'gzip', 'none'] as const).map((compression) => encodeSnapshotOfAsync(original, ORIGIN, { compression }))),
+      encodeSnapshotOf(original, ORIGIN),
+    ]
+    for (const buf of buffers) {
+      const together = tryDecodeSnapshot(buf)
+      expect(together.ok).toBe(true)
+      expect(await tryDecodeSnapshotAsync(buf)).toEqual(together)
+    }
+  })
+
+  it('decoding on the thread pool refuses a part that does not decompress', async () => {
+    const stored = await encodeSnapshotOfAsync(smallSnapshot(), ORIGIN, { compression: 'gzip' })
+    const broken = Buffer.from(stored)
+    broken.fill(0, broken.length - 8)
+    const result = await tryDecodeSnapshotAsync(reseal(broken))
+    expect(result).toMatchObject({ ok: false, reason: expect.stringContaining('malformed snapshot') })
+    expect(tryDecodeSnapshot(reseal(broken))).toMatchObject({ ok: false, reason: expect.stringContaining('malformed snapshot') })
   })
 
   it('the async encoder handles a payload of many slices', async () => {

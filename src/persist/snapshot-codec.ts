@@ -48,7 +48,7 @@ import { createHash } from 'node:crypto'
 import { constants as bufferConstants } from 'node:buffer'
 import { promisify } from 'node:util'
 import {
-  brotliCompress, brotliDecompressSync, constants as zlib, gunzipSync, gzip, type BrotliOptions, type ZlibOptions,
+  brotliCompress, brotliDecompress, brotliDecompressSync, constants as zlib, gunzip, gunzipSync, gzip, type BrotliOptions, type ZlibOptions,
 } from 'node:zlib'
 import { SLAB_BYTES } from '../json/byte-slabs.js'
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
@@ -362,6 +362,59 @@ function decodeParts(compression: number, stored: Buffer, parts: readonly (reado
     raws.push(raw)
     at += storedLength
   }
+  return pagesOfParts(compression, raws, metadata)
+}
+
+const brotliDecompressAsync = promisify(brotliDecompress)
+const gunzipAsync = promisify(gunzip)
+
+/** Parts decompressed at once on libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise). */
+const PARALLEL_INFLATES = 4
+
+/** {@link inflate} on libuv's thread pool. */
+async function inflateAsync(compression: number, stored: Buffer, rawLength: number): Promise<Buffer | Refusal> {
+  if (compression !== GZIP && compression !== BROTLI) return inflate(compression, stored, rawLength)
+  if (rawLength > bufferConstants.MAX_LENGTH) return refuse(`snapshot pages of ${rawLength} bytes are too large`)
+  const limits = { maxOutputLength: Math.max(rawLength, 1) }
+  const raw = compression === GZIP ? await gunzipAsync(stored, limits) : await brotliDecompressAsync(stored, limits)
+  if (raw.length !== rawLength) return refuse(`snapshot pages are ${raw.length} bytes, the header says ${rawLength}`)
+  return raw
+}
+
+/**
+ * {@link tryDecodeSnapshot} with the parts of a format-3 snapshot decompressed on libuv's thread
+ * pool, several at once: a start from Redis decompresses on the machine's other cores, and a
+ * follower loading a whole snapshot keeps answering meanwhile. Never rejects.
+ */
+export async function tryDecodeSnapshotAsync(buf: Buffer): Promise<DecodeResult> {
+  try {
+    const result = readFrame(buf)
+    if (!result.ok) return result
+    const { metadata, compression, pages, parts } = result.frame
+    if (!parts) return tryDecodeSnapshot(buf)
+    const starts: number[] = []
+    parts.reduce((at, [storedLength]) => (starts.push(at), at + storedLength), 0)
+    const raws = new Array<Buffer>(parts.length)
+    let next = 0
+    let refusal: Refusal | undefined
+    const worker = async () => {
+      while (refusal === undefined && next < parts.length) {
+        const index = next++
+        const [storedLength, rawLength] = parts[index]!
+        const raw = await inflateAsync(compression, pages.subarray(starts[index]!, starts[index]! + storedLength), rawLength)
+        if (Buffer.isBuffer(raw)) raws[index] = raw
+        else refusal = raw
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_INFLATES, parts.length) }, worker))
+    return refusal ?? pagesOfParts(compression, raws, metadata)
+  } catch (caught) {
+    return refuse(`malformed snapshot: ${describe(caught)}`)
+  }
+}
+
+/** The pages of a format-3 snapshot from its parts, uncompressed (see {@link decodeParts}). */
+function pagesOfParts(compression: number, raws: Buffer[], metadata: StoredMetadata): DecodeResult {
   const [fieldsPart, texts, ...details] = raws as [Buffer, Buffer, ...Buffer[]]
   // Uncompressed parts are views of the stored buffer: each details part gets its own copy, so
   // that the pages do not keep the stored buffer alive.
