@@ -309,11 +309,19 @@ export function readSnapshotMetadata(buf: Buffer): MetadataResult {
   }
 }
 
+/**
+ * maxOutputLength bounds the work a mislabelled body can cause. The output buffer is one byte
+ * longer than the part: the part comes out in one piece (no 16 KB chunks to gather and copy), and
+ * zlib, never finding it full, allocates no other.
+ */
+function inflateLimits(rawLength: number): ZlibOptions {
+  return { maxOutputLength: Math.max(rawLength, 1), chunkSize: Math.max(rawLength + 1, zlib.Z_MIN_CHUNK) }
+}
+
 /** One part's bytes as stored, uncompressed: `rawLength` of them, or a refusal. */
 function inflate(compression: number, stored: Buffer, rawLength: number): Buffer | Refusal {
   if (rawLength > bufferConstants.MAX_LENGTH) return refuse(`snapshot pages of ${rawLength} bytes are too large`)
-  // maxOutputLength bounds the work a mislabelled body can cause.
-  const limits = { maxOutputLength: Math.max(rawLength, 1) }
+  const limits = inflateLimits(rawLength)
   let raw: Buffer
   if (compression === GZIP) raw = gunzipSync(stored, limits)
   else if (compression === BROTLI) raw = brotliDecompressSync(stored, limits)
@@ -375,7 +383,7 @@ const PARALLEL_INFLATES = 4
 async function inflateAsync(compression: number, stored: Buffer, rawLength: number): Promise<Buffer | Refusal> {
   if (compression !== GZIP && compression !== BROTLI) return inflate(compression, stored, rawLength)
   if (rawLength > bufferConstants.MAX_LENGTH) return refuse(`snapshot pages of ${rawLength} bytes are too large`)
-  const limits = { maxOutputLength: Math.max(rawLength, 1) }
+  const limits = inflateLimits(rawLength)
   const raw = compression === GZIP ? await gunzipAsync(stored, limits) : await brotliDecompressAsync(stored, limits)
   if (raw.length !== rawLength) return refuse(`snapshot pages are ${raw.length} bytes, the header says ${rawLength}`)
   return raw
