@@ -40,9 +40,12 @@ let snapshot = await timeLoad(`format ${metadata.metadata.formatVersion}`, store
 for (let round = 1; round < rounds; round++) snapshot = await timeLoad(`format ${metadata.metadata.formatVersion}`, stored)
 const writeAs = values['write-as'] as SnapshotCompression | undefined
 if (writeAs !== undefined) {
+  const cpu = process.cpuUsage()
   const started = performance.now()
   const again = await encodeSnapshotOfAsync(snapshot, origin, { compression: writeAs })
-  console.log(JSON.stringify({ label: `encoded, ${writeAs}`, bytes: again.length, wallMs: Math.round(performance.now() - started) }))
+  const used = process.cpuUsage(cpu)
+  // CPU of the whole process: the main thread and the thread pool's compression.
+  console.log(JSON.stringify({ label: `encoded, ${writeAs}`, bytes: again.length, wallMs: Math.round(performance.now() - started), cpuMs: Math.round((used.user + used.system) / 1000) }))
   for (let round = 0; round < rounds; round++) {
     const loaded = await timeLoad(`current format, ${writeAs}`, again)
     if (loaded.fingerprint !== snapshot.fingerprint) throw new Error('the snapshot encoded again loads to another fingerprint')
