@@ -10,7 +10,7 @@ import { createClusterChannel } from '../cluster/cluster-channel.js'
 import type { SharedTier } from '../cache/shared-tier.js'
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
-import { followPatches, loadStoredChain } from '../persist/patch-chain.js'
+import { followPatches, loadStoredChainAsync } from '../persist/patch-chain.js'
 import type { SnapshotPersistence } from '../persist/snapshot-persistence.js'
 import { createClusterCoordinator, followRole, type ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import { createLeaderLease } from '../cluster/leader-lease.js'
@@ -72,7 +72,7 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
     const buf = await target.read()
     if (!buf) return undefined
     const patches = await target.patches?.read(0).catch(() => []) ?? []
-    const loaded = loadStoredChain(buf, patches, origin)
+    const loaded = await loadStoredChainAsync(buf, patches, origin)
     if (loaded.why !== undefined) logger.warn({ reason: loaded.why, patches: loaded.patches }, 'cluster: not every stored patch could be applied')
     if (!loaded.result.ok) {
       logger.warn({ reason: loaded.result.reason }, 'cluster: the shared snapshot cannot be served')

@@ -10,7 +10,8 @@
  */
 import type { Snapshot } from '../tree/snapshot.js'
 import {
-  originMismatch, rebaseDecoded, rebuildFromDecoded, tryDecodeSnapshot, type DecodedSnapshot, type LoadResult, type SnapshotOrigin,
+  originMismatch, rebaseDecoded, rebuildFromDecoded, tryDecodeSnapshotAsync, type DecodeResult, type DecodedSnapshot, type LoadResult,
+  type SnapshotOrigin,
 } from './snapshot-codec.js'
 import { applyPatch, decodePatch, patchedPages, readPatchMetadata, rebasePatch, type PatchMetadata, type SnapshotPatch } from './snapshot-patch.js'
 
@@ -94,9 +95,15 @@ export function loadChain(decoded: DecodedSnapshot, buffers: readonly Buffer[], 
   return { result: rebuildFromDecoded(decoded), patches: 0, ...(why ? { why } : {}) }
 }
 
-/** {@link loadChain} of stored bytes: decoded, checked to be made for `origin`, put on its BASE_URL. Never throws. */
-export function loadStoredChain(buf: Buffer, patches: readonly Buffer[], origin: SnapshotOrigin): ChainLoad {
-  const decoded = tryDecodeSnapshot(buf)
+/**
+ * {@link loadChain} of stored bytes: decoded (decompressed on libuv's thread pool,
+ * `tryDecodeSnapshotAsync`), checked to be made for `origin`, put on its BASE_URL. Never rejects.
+ */
+export async function loadStoredChainAsync(buf: Buffer, patches: readonly Buffer[], origin: SnapshotOrigin): Promise<ChainLoad> {
+  return chainOfDecoded(await tryDecodeSnapshotAsync(buf), patches, origin)
+}
+
+function chainOfDecoded(decoded: DecodeResult, patches: readonly Buffer[], origin: SnapshotOrigin): ChainLoad {
   if (!decoded.ok) return { result: decoded, patches: 0 }
   const mismatch = originMismatch(decoded.decoded, origin)
   if (mismatch !== undefined) return { result: { ok: false, reason: mismatch }, patches: 0 }

@@ -4,7 +4,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
-import { encodeSnapshotOfAsync, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, type SnapshotCompression } from './snapshot-codec.js'
+import { encodeSnapshotOfAsync, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
 import {
   decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION,
 } from '../../test/helpers/snapshot-bytes.js'
@@ -98,17 +98,68 @@ describe('encode and decode', () => {
     expect(decoded?.pages.map((p) => 'typedListItem' in p)).toEqual([false, true, false, false])
   })
 
-  it('the async encoder gives what a one-shot writer of the layout gives', async () => {
+  it('the async encoder (format 3) gives what a one-shot writer of format 2 gives', async () => {
     const original = smallSnapshot()
     const input = { pages: pagesOfSnapshot(original), dialect: DIALECT, ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint }
-    for (const compression of ['brotli', 'gzip'] as const) {
-      const expected = decodeSnapshot(encodeSnapshot(input, { compression }))
+    for (const compression of ['brotli', 'gzip', 'none'] as const) {
+      const expected = decodeSnapshot(encodeSnapshot(input, { compression: compression === 'none' ? 'gzip' : compression }))
       expect(expected).toBeDefined()
-      expect(decodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN, { compression }))).toEqual(expected)
+      expect(decodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN, { compression }))).toEqual({ ...expected, formatVersion: 3 })
       const loaded = loadSnapshot(await encodeSnapshotOfAsync(original, ORIGIN, { compression }), ORIGIN)
       if (!loaded.ok) throw new Error(loaded.reason)
       expectSameSnapshot(loaded.snapshot, original)
     }
+  })
+
+  it('format 3 keeps every page\'s stored digest, and its detail as bytes in a part, not a copy per page', async () => {
+    const original = smallSnapshot()
+    const result = tryDecodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN))
+    if (!result.ok) throw new Error(result.reason)
+    expect(result.decoded.pages.map((page) => page.digest)).toEqual(original.pages.map((record) => record.digest))
+    const details = result.decoded.pages.map((page) => page.detail as Buffer)
+    expect(details.map((detail) => detail.toString('utf8'))).toEqual(original.pages.map((record) => record.detail.toString('utf8')))
+    expect(new Set(details.map((detail) => detail.buffer)).size).toBe(1)
+  })
+
+  it('format 3 without compression does not keep the stored buffer alive', async () => {
+    const original = smallSnapshot()
+    const stored = await encodeSnapshotOfAsync(original, ORIGIN, { compression: 'none' })
+    const result = tryDecodeSnapshot(stored)
+    if (!result.ok) throw new Error(result.reason)
+    for (const page of result.decoded.pages) expect((page.detail as Buffer).buffer).not.toBe(stored.buffer)
+  })
+
+  it('refuses a format-3 snapshot whose stored digest was changed, even correctly sealed', async () => {
+    const original = smallSnapshot()
+    const stored = await encodeSnapshotOfAsync(original, ORIGIN, { compression: 'none' })
+    const digest = Buffer.from(original.pages[1]!.digest)
+    const at = stored.indexOf(digest)
+    const forged = Buffer.from(stored)
+    forged.write(digest.toString().replace(/^./, (c) => (c === 'A' ? 'B' : 'A')), at)
+    const loaded = loadSnapshot(reseal(forged), ORIGIN)
+    expect(loaded).toMatchObject({ ok: false, reason: expect.stringContaining('rebuilt fingerprint') })
+  })
+
+  it('decoding on the thread pool gives what decoding in one go gives, in either format', async () => {
+    const original = smallSnapshot()
+    const buffers = [
+      ...await Promise.all((['brotli', 'gzip', 'none'] as const).map((compression) => encodeSnapshotOfAsync(original, ORIGIN, { compression }))),
+      encodeSnapshotOf(original, ORIGIN),
+    ]
+    for (const buf of buffers) {
+      const together = tryDecodeSnapshot(buf)
+      expect(together.ok).toBe(true)
+      expect(await tryDecodeSnapshotAsync(buf)).toEqual(together)
+    }
+  })
+
+  it('decoding on the thread pool refuses a part that does not decompress', async () => {
+    const stored = await encodeSnapshotOfAsync(smallSnapshot(), ORIGIN, { compression: 'gzip' })
+    const broken = Buffer.from(stored)
+    broken.fill(0, broken.length - 8)
+    const result = await tryDecodeSnapshotAsync(reseal(broken))
+    expect(result).toMatchObject({ ok: false, reason: expect.stringContaining('malformed snapshot') })
+    expect(tryDecodeSnapshot(reseal(broken))).toMatchObject({ ok: false, reason: expect.stringContaining('malformed snapshot') })
   })
 
   it('the async encoder handles a payload of many slices', async () => {
@@ -201,8 +252,8 @@ describe('refusing what is not an intact snapshot', () => {
 
   it('refuses another format version, even correctly sealed', () => {
     const other = Buffer.from(buf)
-    other.writeUInt8(SNAPSHOT_FORMAT_VERSION + 1, 7)
-    expect(tryDecodeSnapshot(reseal(other))).toEqual({ ok: false, reason: `snapshot format version ${SNAPSHOT_FORMAT_VERSION + 1}; this build reads version ${SNAPSHOT_FORMAT_VERSION}` })
+    other.writeUInt8(4, 7)
+    expect(tryDecodeSnapshot(reseal(other))).toEqual({ ok: false, reason: 'snapshot format version 4; this build reads versions 2 and 3' })
     expect(decodeSnapshot(forge({ version: 0, metadata: goodMetadata, pages: `${goodLine}\n` }))).toBeUndefined()
   })
 

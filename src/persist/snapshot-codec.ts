@@ -5,7 +5,7 @@
  * offset  size  field
  *      0     7  magic "CMSSHLD"
  *      7     1  format version (u8): SNAPSHOT_FORMAT_VERSION
- *      8     1  compression of the pages (u8): 1 = gzip, 2 = brotli
+ *      8     1  compression of the pages (u8): 0 = none, 1 = gzip, 2 = brotli
  *      9     4  metadata length M (u32, big-endian)
  *     13     4  uncompressed length of the pages (u32, big-endian)
  *     17    32  SHA-256 of bytes 0..17 followed by every byte from offset 49 on
@@ -15,11 +15,27 @@
  *
  * The metadata (UPSTREAM_URL, BASE_URL, syncedAt, version, fingerprint, dialect, page count) is
  * stored uncompressed so that choosing among several stored snapshots costs a checksum, not a
- * decompression and a parse of each. The pages are newline-delimited JSON, one line per page in
- * tree order: a positional array `[id, type, title, slug, showInMenus, seoTitle,
- * searchDescription, parentId, listItem, detail]`, with `typedListItem` appended when the page has
- * one. JSON round-trips strings exactly, so `listItem` and `detail` come back byte for byte; one
- * line per page keeps every string far below V8's maximum string length however large the tree.
+ * decompression and a parse of each. Compression 0 stores the pages as they are.
+ *
+ * Format 3 (written): the metadata also holds `parts`, each part's stored and uncompressed
+ * length, and the pages are those parts, each compressed on its own:
+ *
+ * - the fields: one JSON array with a row per page in tree order, `[id, type, title, slug,
+ *   showInMenus, seoTitle, searchDescription, parentId, digest, listItem bytes, typedListItem
+ *   bytes (-1: none), detail bytes]`;
+ * - the texts: every page's `listItem` and then its `typedListItem`, as UTF-8, in tree order;
+ * - the details: every page's detail body, in tree order, in parts of about one slab
+ *   (`json/byte-slabs.ts`) that end on a page boundary.
+ *
+ * Loading then parses one small JSON text, not every body; each detail is a view of the part it
+ * was decompressed into (the part is its slab), and each page keeps its stored digest, so nothing
+ * is copied or hashed per page. The checksum over the whole buffer vouches for the bytes, and the
+ * fingerprint, rebuilt from the digests, for their places.
+ *
+ * Format 2 (still read): the pages are newline-delimited JSON, one line per page in tree order: a
+ * positional array `[id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId,
+ * listItem, detail]`, with `typedListItem` appended when the page has one (patches keep these
+ * lines, `snapshot-patch.ts`). Loading one hashes and copies every page again.
  *
  * Decoding never throws: anything malformed, truncated, of another format version or failing its
  * checksum is refused with a reason. A snapshot does not know where its bodies came from, so the
@@ -30,29 +46,34 @@
  */
 import { createHash } from 'node:crypto'
 import { constants as bufferConstants } from 'node:buffer'
-import { pipeline } from 'node:stream/promises'
+import { promisify } from 'node:util'
 import {
-  brotliDecompressSync, constants as zlib, createBrotliCompress, createGzip, gunzipSync, type BrotliOptions, type ZlibOptions,
+  brotliCompress, brotliDecompress, brotliDecompressSync, constants as zlib, gunzip, gunzipSync, gzip, type BrotliOptions, type ZlibOptions,
 } from 'node:zlib'
+import { SLAB_BYTES } from '../json/byte-slabs.js'
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
 import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
 import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
 
 /**
- * The format this build writes and the only one it reads. 2: the fingerprint hashes per-block
- * digests (`build-snapshot.ts`), so a version-1 snapshot could not be rebuilt to its own.
+ * The format this build writes. 3: the pages in parts, each page's digest and detail bytes as
+ * stored (docs/performance.md, "Warm start from Redis"). 2 is still read; a version-1 snapshot
+ * could not be rebuilt to its own fingerprint (it hashed pages, not per-block digests).
  */
-const SNAPSHOT_FORMAT_VERSION = 2
+const SNAPSHOT_FORMAT_VERSION = 3
+/** Pages as JSON lines, each page's digest and detail computed again on load: still read. */
+const LINES_FORMAT_VERSION = 2
 
 const MAGIC = Buffer.from('CMSSHLD', 'latin1')
 const HASHED_HEADER_BYTES = 17
 const HEADER_BYTES = HASHED_HEADER_BYTES + 32
+const NONE = 0
 const GZIP = 1
 const BROTLI = 2
 const MAX_U32 = 0xffff_ffff
 
-export type SnapshotCompression = 'gzip' | 'brotli'
+export type SnapshotCompression = 'none' | 'gzip' | 'brotli'
 
 export interface SnapshotMetadata {
   readonly dialect: Dialect
@@ -71,6 +92,8 @@ export interface EncodeOptions {
   /**
    * Default `brotli` at quality 4: on a synthetic 10,000-page tree, 10–15% smaller than gzip at
    * level 6 for about the same encoding time on prose-like text (slower on near-random text).
+   * `none` stores the parts as they are: at 100,000 pages about 290 MB against 22 MB, and reading
+   * that from Redis over loopback took longer than decompressing (docs/performance.md).
    */
   readonly compression?: SnapshotCompression
 }
@@ -99,11 +122,12 @@ export interface SnapshotOrigin {
 // ---------------------------------------------------------------------------------------------
 // Encoding
 
-const NEWLINE = Buffer.from('\n')
 const BROTLI_QUALITY = 4
 const GZIP_LEVEL = 6
-/** The async encoder lets requests run after about this many bytes of pages. */
-const YIELD_EVERY_BYTES = 1 << 20
+/** The async encoder lets requests run after this many pages. */
+const YIELD_EVERY_PAGES = 1024
+/** A details part ends before it would pass this (unless one page alone does): one slab (`byte-slabs.ts`). */
+const DETAIL_PART_BYTES = SLAB_BYTES
 
 /** The metadata's fields as stored (a patch's metadata starts with the same). */
 export function metadataFields(input: SnapshotMetadata): Record<string, unknown> {
@@ -120,10 +144,6 @@ export function metadataFields(input: SnapshotMetadata): Record<string, unknown>
       notAcceptableText: dialect.notAcceptableText,
     },
   }
-}
-
-function metadataBytes(input: SnapshotMetadata, pageCount: number): Buffer {
-  return Buffer.from(JSON.stringify({ ...metadataFields(input), pageCount }), 'utf8')
 }
 
 /** One page's line: the positional JSON array described above (also a patch's page lines). */
@@ -147,51 +167,67 @@ function frame(compression: SnapshotCompression, metadata: Buffer, rawLength: nu
   const header = Buffer.alloc(HEADER_BYTES)
   MAGIC.copy(header, 0)
   header.writeUInt8(SNAPSHOT_FORMAT_VERSION, 7)
-  header.writeUInt8(compression === 'gzip' ? GZIP : BROTLI, 8)
+  header.writeUInt8(compression === 'gzip' ? GZIP : compression === 'none' ? NONE : BROTLI, 8)
   header.writeUInt32BE(metadata.length, 9)
   header.writeUInt32BE(rawLength, 13)
   createHash('sha256').update(header.subarray(0, HASHED_HEADER_BYTES)).update(metadata).update(pages).digest().copy(header, HASHED_HEADER_BYTES)
   return Buffer.concat([header, metadata, pages])
 }
 
-const STREAM_CHUNK_BYTES = 64 << 10
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
+const brotliCompressAsync = promisify(brotliCompress)
+const gzipAsync = promisify(gzip)
+
+function compressPart(compression: SnapshotCompression, raw: Buffer): Promise<Buffer> {
+  if (compression === 'none') return Promise.resolve(raw)
+  return compression === 'gzip' ? gzipAsync(raw, gzipOptions) : brotliCompressAsync(raw, brotliOptions)
+}
+
+/** One page's row in the fields part (format 3): its fields, digest and the byte lengths of its texts. */
+function fieldsRow(record: PageRecord, listItem: Buffer, typed: Buffer | undefined): string {
+  return JSON.stringify([
+    record.id, record.type, record.title, record.slug, record.showInMenus, record.seoTitle, record.searchDescription, record.parentId,
+    record.digest, listItem.length, typed === undefined ? -1 : typed.length, record.detail.length,
+  ])
+}
 
 /**
- * Encoding for a live server: the pages are serialised about a megabyte at a time with the event
- * loop let through in between, and compressed as a stream on libuv's thread pool.
+ * Encoding for a live server (format 3): the parts are gathered a slice of pages at a time with the
+ * event loop let through in between, and each is compressed on libuv's thread pool.
  */
-async function encodeInSlices(
-  metadata: SnapshotMetadata, count: number, pageAt: (index: number) => SyncedPage, options: EncodeOptions,
-): Promise<Buffer> {
+async function encodeParts(metadata: SnapshotMetadata, records: readonly PageRecord[], options: EncodeOptions): Promise<Buffer> {
   const compression = options.compression ?? 'brotli'
-  let rawLength = 0
-  // Slices of about YIELD_EVERY_BYTES, each serialised in one go, then handed to the compressor;
-  // the whole uncompressed payload is never held at once.
-  async function* slices(): AsyncGenerator<Buffer> {
-    let pending: Buffer[] = []
-    let pendingBytes = 0
-    for (let index = 0; index < count; index++) {
-      const line = pageLine(pageAt(index))
-      pending.push(line, NEWLINE)
-      pendingBytes += line.length + 1
-      if (pendingBytes >= YIELD_EVERY_BYTES || index === count - 1) {
-        rawLength += pendingBytes
-        yield Buffer.concat(pending, pendingBytes)
-        pending = []
-        pendingBytes = 0
-        await yieldToEventLoop()
-      }
-    }
+  const rows: string[] = []
+  const texts: Buffer[] = []
+  const detailParts: Buffer[] = []
+  let pending: Buffer[] = []
+  let pendingBytes = 0
+  const closeDetailPart = () => {
+    if (pending.length > 0) detailParts.push(Buffer.concat(pending, pendingBytes))
+    pending = []
+    pendingBytes = 0
   }
-  const output: Buffer[] = []
-  const compressor = compression === 'gzip'
-    ? createGzip({ ...gzipOptions, chunkSize: STREAM_CHUNK_BYTES })
-    : createBrotliCompress({ ...brotliOptions, chunkSize: STREAM_CHUNK_BYTES })
-  await pipeline(slices, compressor, async (compressed: AsyncIterable<Buffer>) => {
-    for await (const chunk of compressed) output.push(chunk)
-  })
-  return frame(compression, metadataBytes(metadata, count), rawLength, Buffer.concat(output))
+  for (let index = 0; index < records.length; index++) {
+    const record = records[index]!
+    const listItem = Buffer.from(record.listItem, 'utf8')
+    const typed = record.typedListItem === undefined ? undefined : Buffer.from(record.typedListItem, 'utf8')
+    rows.push(fieldsRow(record, listItem, typed))
+    texts.push(listItem)
+    if (typed) texts.push(typed)
+    // Parts end on page boundaries, about a slab each: decoded, each part is the slab its pages' details stay in.
+    if (pendingBytes > 0 && pendingBytes + record.detail.length > DETAIL_PART_BYTES) closeDetailPart()
+    pending.push(record.detail)
+    pendingBytes += record.detail.length
+    if (index % YIELD_EVERY_PAGES === YIELD_EVERY_PAGES - 1) await yieldToEventLoop()
+  }
+  closeDetailPart()
+  const raws = [Buffer.from(`[${rows.join(',')}]`, 'utf8'), Buffer.concat(texts), ...detailParts]
+  const stored: Buffer[] = []
+  for (const raw of raws) stored.push(await compressPart(compression, raw))
+  const partTable = raws.map((raw, i) => [stored[i]!.length, raw.length])
+  const rawLength = raws.reduce((sum, raw) => sum + raw.length, 0)
+  const metadataJson = Buffer.from(JSON.stringify({ ...metadataFields(metadata), pageCount: records.length, parts: partTable }), 'utf8')
+  return frame(compression, metadataJson, rawLength, Buffer.concat(stored))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -210,6 +246,24 @@ interface Frame {
   readonly compression: number
   readonly rawLength: number
   readonly pages: Buffer
+  /** Format 3: each part's stored and uncompressed length, in order. */
+  readonly parts?: readonly (readonly [stored: number, raw: number])[]
+}
+
+/** The part table of a format-3 snapshot, or why it is not valid. */
+function readParts(value: unknown, storedLength: number, rawLength: number): [number, number][] | string {
+  if (!Array.isArray(value) || value.length < 2) return 'snapshot metadata has no valid part table'
+  let stored = 0
+  let raw = 0
+  const parts: [number, number][] = []
+  for (const part of value as unknown[]) {
+    if (!Array.isArray(part) || part.length !== 2 || !isCount(part[0]) || !isCount(part[1])) return 'snapshot metadata has no valid part table'
+    stored += part[0]
+    raw += part[1]
+    parts.push([part[0], part[1]])
+  }
+  if (stored !== storedLength || raw !== rawLength) return 'snapshot parts do not add up to its length'
+  return parts
 }
 
 /** Checks magic, format version and checksum, and reads the metadata. */
@@ -218,8 +272,8 @@ function readFrame(buf: Buffer): { ok: true; frame: Frame } | Refusal {
   if (buf.length < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return refuse('not a cms-shield snapshot (no CMSSHLD magic)')
   if (buf.length < HEADER_BYTES) return refuse(`truncated snapshot (${buf.length} bytes, shorter than its header)`)
   const formatVersion = buf.readUInt8(7)
-  if (formatVersion !== SNAPSHOT_FORMAT_VERSION) {
-    return refuse(`snapshot format version ${formatVersion}; this build reads version ${SNAPSHOT_FORMAT_VERSION}`)
+  if (formatVersion !== SNAPSHOT_FORMAT_VERSION && formatVersion !== LINES_FORMAT_VERSION) {
+    return refuse(`snapshot format version ${formatVersion}; this build reads versions ${LINES_FORMAT_VERSION} and ${SNAPSHOT_FORMAT_VERSION}`)
   }
   const digest = createHash('sha256').update(buf.subarray(0, HASHED_HEADER_BYTES)).update(buf.subarray(HEADER_BYTES)).digest()
   if (!digest.equals(buf.subarray(HASHED_HEADER_BYTES, HEADER_BYTES))) return refuse('snapshot checksum mismatch (corrupted or truncated)')
@@ -235,7 +289,11 @@ function readFrame(buf: Buffer): { ok: true; frame: Frame } | Refusal {
   }
   const metadata = readMetadata(parsed, formatVersion)
   if (typeof metadata === 'string') return refuse(metadata)
-  return { ok: true, frame: { metadata, compression, rawLength, pages: buf.subarray(HEADER_BYTES + metadataLength) } }
+  const pages = buf.subarray(HEADER_BYTES + metadataLength)
+  if (formatVersion === LINES_FORMAT_VERSION) return { ok: true, frame: { metadata, compression, rawLength, pages } }
+  const parts = readParts((parsed as Record<string, unknown>)['parts'], pages.length, rawLength)
+  if (typeof parts === 'string') return refuse(parts)
+  return { ok: true, frame: { metadata, compression, rawLength, pages, parts } }
 }
 
 /**
@@ -251,24 +309,159 @@ export function readSnapshotMetadata(buf: Buffer): MetadataResult {
   }
 }
 
+/**
+ * maxOutputLength bounds the work a mislabelled body can cause. The output buffer is one byte
+ * longer than the part: the part comes out in one piece (no 16 KB chunks to gather and copy), and
+ * zlib, never finding it full, allocates no other.
+ */
+function inflateLimits(rawLength: number): ZlibOptions {
+  return { maxOutputLength: Math.max(rawLength, 1), chunkSize: Math.max(rawLength + 1, zlib.Z_MIN_CHUNK) }
+}
+
+/** One part's bytes as stored, uncompressed: `rawLength` of them, or a refusal. */
+function inflate(compression: number, stored: Buffer, rawLength: number): Buffer | Refusal {
+  if (rawLength > bufferConstants.MAX_LENGTH) return refuse(`snapshot pages of ${rawLength} bytes are too large`)
+  const limits = inflateLimits(rawLength)
+  let raw: Buffer
+  if (compression === GZIP) raw = gunzipSync(stored, limits)
+  else if (compression === BROTLI) raw = brotliDecompressSync(stored, limits)
+  else if (compression === NONE) raw = stored
+  else return refuse(`unknown snapshot compression ${compression}`)
+  if (raw.length !== rawLength) return refuse(`snapshot pages are ${raw.length} bytes, the header says ${rawLength}`)
+  return raw
+}
+
 /** The decoded snapshot, or the reason a buffer was refused. Never throws. */
 export function tryDecodeSnapshot(buf: Buffer): DecodeResult {
   try {
     const result = readFrame(buf)
     if (!result.ok) return result
-    const { metadata, compression, rawLength, pages } = result.frame
-    if (rawLength > bufferConstants.MAX_LENGTH) return refuse(`snapshot pages of ${rawLength} bytes are too large`)
-    // maxOutputLength bounds the work a mislabelled body can cause.
-    const limits = { maxOutputLength: Math.max(rawLength, 1) }
-    let raw: Buffer
-    if (compression === GZIP) raw = gunzipSync(pages, limits)
-    else if (compression === BROTLI) raw = brotliDecompressSync(pages, limits)
-    else return refuse(`unknown snapshot compression ${compression}`)
-    if (raw.length !== rawLength) return refuse(`snapshot pages are ${raw.length} bytes, the header says ${rawLength}`)
-    return parsePages(raw, metadata)
+    const { metadata, compression, rawLength, pages, parts } = result.frame
+    if (parts) return decodeParts(compression, pages, parts, metadata)
+    const raw = inflate(compression, pages, rawLength)
+    return Buffer.isBuffer(raw) ? parsePages(raw, metadata) : raw
   } catch (caught) {
     return refuse(`malformed snapshot: ${describe(caught)}`)
   }
+}
+
+const FIELDS_ROW_LENGTH = 12
+
+/** A copy in a buffer of its own (`Buffer.from` would put a small one in the shared pool). */
+function ownCopy(bytes: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(bytes.length)
+  bytes.copy(copy)
+  return copy
+}
+
+/**
+ * Format 3: the fields part (one JSON array, a row per page), the texts part (every listing item's
+ * UTF-8 bytes, in page order) and the details parts (every detail's bytes, in page order, a part
+ * ending on a page boundary). Each page keeps the digest it was stored with and a view of its
+ * detail in its part, so loading copies and hashes no page's bytes: the checksum over the whole
+ * buffer already vouches for them, and the rebuilt fingerprint for the digests' places.
+ */
+function decodeParts(compression: number, stored: Buffer, parts: readonly (readonly [number, number])[], metadata: StoredMetadata): DecodeResult {
+  const raws: Buffer[] = []
+  let at = 0
+  for (const [storedLength, rawLength] of parts) {
+    const raw = inflate(compression, stored.subarray(at, at + storedLength), rawLength)
+    if (!Buffer.isBuffer(raw)) return raw
+    raws.push(raw)
+    at += storedLength
+  }
+  return pagesOfParts(compression, raws, metadata)
+}
+
+const brotliDecompressAsync = promisify(brotliDecompress)
+const gunzipAsync = promisify(gunzip)
+
+/** Parts decompressed at once on libuv's thread pool (4 threads unless UV_THREADPOOL_SIZE says otherwise). */
+const PARALLEL_INFLATES = 4
+
+/** {@link inflate} on libuv's thread pool. */
+async function inflateAsync(compression: number, stored: Buffer, rawLength: number): Promise<Buffer | Refusal> {
+  if (compression !== GZIP && compression !== BROTLI) return inflate(compression, stored, rawLength)
+  if (rawLength > bufferConstants.MAX_LENGTH) return refuse(`snapshot pages of ${rawLength} bytes are too large`)
+  const limits = inflateLimits(rawLength)
+  const raw = compression === GZIP ? await gunzipAsync(stored, limits) : await brotliDecompressAsync(stored, limits)
+  if (raw.length !== rawLength) return refuse(`snapshot pages are ${raw.length} bytes, the header says ${rawLength}`)
+  return raw
+}
+
+/**
+ * {@link tryDecodeSnapshot} with the parts of a format-3 snapshot decompressed on libuv's thread
+ * pool, several at once: a start from Redis decompresses on the machine's other cores, and a
+ * follower loading a whole snapshot keeps answering meanwhile. Never rejects.
+ */
+export async function tryDecodeSnapshotAsync(buf: Buffer): Promise<DecodeResult> {
+  try {
+    const result = readFrame(buf)
+    if (!result.ok) return result
+    const { metadata, compression, pages, parts } = result.frame
+    if (!parts) return tryDecodeSnapshot(buf)
+    const starts: number[] = []
+    parts.reduce((at, [storedLength]) => (starts.push(at), at + storedLength), 0)
+    const raws = new Array<Buffer>(parts.length)
+    let next = 0
+    let refusal: Refusal | undefined
+    const worker = async () => {
+      while (refusal === undefined && next < parts.length) {
+        const index = next++
+        const [storedLength, rawLength] = parts[index]!
+        const raw = await inflateAsync(compression, pages.subarray(starts[index]!, starts[index]! + storedLength), rawLength)
+        if (Buffer.isBuffer(raw)) raws[index] = raw
+        else refusal = raw
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_INFLATES, parts.length) }, worker))
+    return refusal ?? pagesOfParts(compression, raws, metadata)
+  } catch (caught) {
+    return refuse(`malformed snapshot: ${describe(caught)}`)
+  }
+}
+
+/** The pages of a format-3 snapshot from its parts, uncompressed (see {@link decodeParts}). */
+function pagesOfParts(compression: number, raws: Buffer[], metadata: StoredMetadata): DecodeResult {
+  const [fieldsPart, texts, ...details] = raws as [Buffer, Buffer, ...Buffer[]]
+  // Uncompressed parts are views of the stored buffer: each details part gets its own copy, so
+  // that the pages do not keep the stored buffer alive.
+  if (compression === NONE) details.forEach((part, index) => (details[index] = ownCopy(part)))
+  const rows = JSON.parse(fieldsPart.toString('utf8')) as unknown
+  const { pageCount, ...rest } = metadata
+  if (!Array.isArray(rows) || rows.length !== pageCount) return refuse(`snapshot holds ${Array.isArray(rows) ? rows.length : 0} of its ${pageCount} pages`)
+  const pages = new Array<SyncedPage>(pageCount)
+  let textAt = 0
+  let part = 0
+  let detailAt = 0
+  for (let index = 0; index < pageCount; index++) {
+    const row = rows[index] as unknown
+    if (!Array.isArray(row) || row.length !== FIELDS_ROW_LENGTH) return refuse(`snapshot page #${index} is malformed`)
+    const [id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, digest, listLength, typedLength, detailLength] = row as unknown[]
+    if (typeof digest !== 'string' || digest === '' || !isCount(listLength) || !isCount(detailLength)) return refuse(`snapshot page #${index} is malformed`)
+    if (typedLength !== -1 && !isCount(typedLength)) return refuse(`snapshot page #${index} is malformed`)
+    const textEnd = textAt + listLength + (typedLength === -1 ? 0 : typedLength)
+    if (textEnd > texts.length) return refuse(`snapshot page #${index} runs past its texts`)
+    const listItem = texts.toString('utf8', textAt, textAt + listLength)
+    const typedListItem = typedLength === -1 ? undefined : texts.toString('utf8', textAt + listLength, textEnd)
+    textAt = textEnd
+    // A page's detail is never split: an exhausted part hands over to the next.
+    if (part < details.length && detailAt === details[part]!.length && detailLength > 0) {
+      part++
+      detailAt = 0
+    }
+    const holder = details[part]
+    if (detailLength > 0 && (holder === undefined || detailAt + detailLength > holder.length)) return refuse(`snapshot page #${index} runs past its details`)
+    const detail = holder === undefined ? Buffer.alloc(0) : holder.subarray(detailAt, detailAt + detailLength)
+    detailAt += detailLength
+    const page = readPage([id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, listItem, '', ...(typedListItem === undefined ? [] : [typedListItem])])
+    if (!page) return refuse(`snapshot page #${index} is malformed`)
+    pages[index] = { ...page, detail, digest }
+  }
+  if (textAt !== texts.length || part !== Math.max(details.length - 1, 0) || (details.length > 0 && detailAt !== details[part]!.length)) {
+    return refuse('snapshot has data after its last page')
+  }
+  return { ok: true, decoded: { ...rest, pages } }
 }
 
 function parsePages(raw: Buffer, metadata: StoredMetadata): DecodeResult {
@@ -366,10 +559,10 @@ export function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): Snapshot
 
 /**
  * Encodes a live snapshot, stamped with the configuration it was synced under, without blocking
- * the event loop for long (see {@link encodeInSlices}).
+ * the event loop for long (see {@link encodeParts}).
  */
 export function encodeSnapshotOfAsync(snapshot: Snapshot, origin: SnapshotOrigin, options: EncodeOptions = {}): Promise<Buffer> {
-  return encodeInSlices(metadataOf(snapshot, origin), snapshot.pages.length, (index) => syncedPageOf(snapshot.pages[index]!), options)
+  return encodeParts(metadataOf(snapshot, origin), snapshot.pages, options)
 }
 
 /**

@@ -19,7 +19,7 @@ import type { LogSink } from '../observability/log-sink.js'
 import {
   encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, type EncodeOptions, type SnapshotOrigin, type StoredMetadata,
 } from './snapshot-codec.js'
-import { chainFrom, loadStoredChain } from './patch-chain.js'
+import { chainFrom, loadStoredChainAsync } from './patch-chain.js'
 import { encodePatch, patchBetween } from './snapshot-patch.js'
 
 export type PersistLogger = Pick<LogSink, 'info' | 'warn'>
@@ -308,7 +308,7 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       // Newest sync first; on a tie the higher version, then the targets' order.
       candidates.sort((a, b) => b.syncedAt - a.syncedAt || b.version - a.version)
       for (const [index, candidate] of candidates.entries()) {
-        const chain = loadStoredChain(candidate.buf, candidate.patches, origin)
+        const chain = await loadStoredChainAsync(candidate.buf, candidate.patches, origin)
         const loaded = chain.result
         if (chain.why !== undefined) logger.warn({ target: candidate.source, reason: chain.why, patches: chain.patches }, 'snapshot: not every stored patch could be applied')
         if (!loaded.ok) {

@@ -12,7 +12,10 @@ import {
   rebuildFromDecoded, tryDecodeSnapshot, type DecodedSnapshot, type EncodeOptions, type SnapshotMetadata, type SnapshotOrigin,
 } from '../../src/persist/snapshot-codec.js'
 
-/** The format version these bytes claim; a format change must change it here too, on purpose. */
+/**
+ * The format version these bytes claim: 2, pages as JSON lines, which the codec still reads (it
+ * writes 3, whose layout `snapshot-codec.test.ts` checks part by part).
+ */
 export const SNAPSHOT_FORMAT_VERSION = 2
 
 export interface EncodeInput extends SnapshotMetadata {
@@ -76,10 +79,20 @@ export function encodeSnapshotOf(snapshot: Snapshot, origin: SnapshotOrigin, opt
   return encodeSnapshot({ ...origin, dialect, syncedAt, fullSyncedAt, version, fingerprint, pages: pagesOfSnapshot(snapshot) }, options)
 }
 
-/** The decoded snapshot, or `undefined` for anything that is not an intact snapshot of this format. */
+/**
+ * The decoded snapshot, or `undefined` for anything that is not an intact snapshot. Its pages in
+ * the form {@link pagesOfSnapshot} gives (the detail as text, no digest), whichever format was
+ * read: format 3 keeps each page's stored digest and a view of its detail bytes.
+ */
 export function decodeSnapshot(buf: Buffer): DecodedSnapshot | undefined {
   const result = tryDecodeSnapshot(buf)
-  return result.ok ? result.decoded : undefined
+  return result.ok ? { ...result.decoded, pages: result.decoded.pages.map(plainPage) } : undefined
+}
+
+/** A decoded page as {@link pagesOfSnapshot} gives it. */
+export function plainPage(page: SyncedPage): SyncedPage {
+  const { digest: _digest, from: _from, ...rest } = page
+  return { ...rest, detail: typeof page.detail === 'string' ? page.detail : page.detail.toString('utf8') }
 }
 
 /** The rebuilt snapshot, or `undefined` when it cannot be rebuilt to the stored fingerprint. */
