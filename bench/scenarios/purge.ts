@@ -14,9 +14,11 @@ import { performance } from 'node:perf_hooks'
 import { startCluster } from '../lib/cluster.js'
 import type { BenchContext } from '../lib/context.js'
 import { call, postJson, sleep, waitFor } from '../lib/http.js'
+import type { MetricSample } from '../lib/http.js'
 import { setLatency } from '../lib/origin-control.js'
 import type { SiteInfo } from '../lib/origin-control.js'
 import { check, fmtInt, fmtMs, verdict } from '../lib/report.js'
+import { shieldMetrics } from '../lib/shield.js'
 import { percentileOfSorted } from '../lib/stats.js'
 import { startVarnishRecorder } from '../lib/varnish-recorder.js'
 
@@ -44,6 +46,15 @@ function acknowledgedLines(logFile: string): Acknowledged[] {
     } catch {
       // A line cut by the process's end: not one of ours.
     }
+  }
+  return found
+}
+
+/** `cms_shield_cdn_purge_gate_total` by result: how each wait for the followers ended. */
+function gateResults(samples: readonly MetricSample[]): Record<string, number> {
+  const found: Record<string, number> = {}
+  for (const sample of samples) {
+    if (sample.name === 'cms_shield_cdn_purge_gate_total') found[sample.labels.result ?? '?'] = sample.value
   }
   return found
 }
@@ -93,12 +104,15 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
       }
       for (let i = 0; i < WARMUP_EDITS; i++) await editOnce()
       await sleep(SETTLE_MS)
+      const gateBefore = gateResults(await shieldMetrics(leader))
       const ackBefore = acknowledgedLines(leader.logFile).length
       const purgesBefore = varnish.purges.length
       const done: Awaited<ReturnType<typeof editOnce>>[] = []
       for (let i = 0; i < edits; i++) done.push(await editOnce())
       await sleep(SETTLE_MS)
       const purgesTotal = varnish.purges.length - purgesBefore
+      const gateAfter = gateResults(await shieldMetrics(leader))
+      const gate = Object.entries(gateAfter).map(([result, count]) => `${result} ${count - (gateBefore[result] ?? 0)}`).join(', ')
       const acknowledged = acknowledgedLines(leader.logFile).slice(ackBefore)
       const lag = sorted(acknowledged.map((each) => each.lagMs))
       const endToEnd = sorted(done.map((each) => each.endToEndMs))
@@ -110,7 +124,7 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
       const lagP99 = lag.length > 0 ? percentileOfSorted(lag, 99) : Number.POSITIVE_INFINITY
       const e2eP50 = percentileOfSorted(endToEnd, 50)
       const e2eP99 = unseen > 0 ? Number.POSITIVE_INFINITY : percentileOfSorted(endToEnd, 99)
-      log(`  ${edits} edits: swap → acknowledged ${fmtMs(lagP50)} p50, ${fmtMs(lagP99)} p99 (${lag.length} log lines); PURGE → received ${fmtMs(e2eP50)} p50, ${fmtMs(e2eP99)} p99${unseen > 0 ? `, ${unseen} never` : ''}; keys per purge ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${purgesTotal} purges (${perEdit.toFixed(2)} per edit), ${missingKeys} page keys missing`)
+      log(`  ${edits} edits: swap → acknowledged ${fmtMs(lagP50)} p50, ${fmtMs(lagP99)} p99 (${lag.length} log lines); PURGE → received ${fmtMs(e2eP50)} p50, ${fmtMs(e2eP99)} p99${unseen > 0 ? `, ${unseen} never` : ''}; keys per purge ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${purgesTotal} purges (${perEdit.toFixed(2)} per edit), ${missingKeys} page keys missing; purge gate: ${gate}`)
       const lagCheck = addCheck(check(`${title}: CDN purge lag, swap → acknowledged (p99 ms)`, lagP99, '<=', LAG_TARGET_MS))
       const oneCheck = addCheck(check(`${title}: CDN purges per edit`, perEdit, '==', 1))
       const everyCheck = addCheck(check(`${title}: edits whose purge arrived with every key of the page`, edits - done.filter((each) => each.missing.length > 0).length, '>=', edits))
@@ -123,7 +137,7 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
       })
       rows.push({
         scenario: `${title}: CDN purges per edit / keys per purge`,
-        shield: `${perEdit.toFixed(2)} (${purgesTotal} for ${edits} edits, none from the followers expected) / ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${missingKeys} of the pages' keys missing`,
+        shield: `${perEdit.toFixed(2)} (${purgesTotal} for ${edits} edits, none from the followers expected) / ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${missingKeys} of the pages' keys missing; the purge gate's waits: ${gate}`,
         fastify: '—', node: '—', vsFastify: '—', vsNode: '—',
         target: '1 / every key of the page',
         met: `${verdict(oneCheck)} / ${verdict(everyCheck)}`,
@@ -131,7 +145,7 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
       const existing = (results.purge ?? {}) as Record<string, unknown>
       results.purge = {
         ...existing,
-        [String(site.pages)]: { pages: site.pages, edits, lagMs: lag, endToEndMs: endToEnd, unseen, keysPerPurge: keys, purges: purgesTotal, purgesPerEdit: perEdit, missingKeys },
+        [String(site.pages)]: { pages: site.pages, edits, lagMs: lag, endToEndMs: endToEnd, unseen, keysPerPurge: keys, purges: purgesTotal, purgesPerEdit: perEdit, missingKeys, gate: gateAfter, gateBefore },
       }
     } finally {
       await cluster.stop()
