@@ -37,6 +37,7 @@ import { coldScenario } from './scenarios/cold.js'
 import { editsScenario } from './scenarios/edits.js'
 import { floodEstimateMs, floodScenario } from './scenarios/flood.js'
 import { largeScenario } from './scenarios/large.js'
+import { purgeScenario } from './scenarios/purge.js'
 import { loggingScenario } from './scenarios/logging.js'
 import { syncScenario } from './scenarios/sync.js'
 import { detailIdOf, throughputScenario } from './scenarios/throughput.js'
@@ -172,6 +173,10 @@ async function main(): Promise<void> {
   if (shield && site && last.length > 0) await throughputScenario(ctx, throughput, last, shield, site)
   await shield?.child.stop()
   if (selected('flood')) await floodPhase(ctx)
+  if (selected('purge')) {
+    if (schedule.spareMs('purge') < schedule.estimateMs('purge')) recorder.skip('purge', 'not enough time left before BENCH_MAX_SECONDS')
+    else await purgeScenario(ctx, config.purgeEdits)
+  }
   // Last: it stops the fake CMS to start an instance from Redis alone.
   if (selected('edits')) {
     if (schedule.spareMs('edits') < schedule.estimateMs('edits')) recorder.skip('edits', 'not enough time left before BENCH_MAX_SECONDS')

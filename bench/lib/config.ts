@@ -7,7 +7,7 @@
 import { join } from 'node:path'
 import type { BaselineHeaderSet } from './canned-response.js'
 
-export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'flood', 'edits'] as const
+export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'flood', 'edits', 'purge'] as const
 export type ScenarioId = (typeof SCENARIOS)[number]
 
 function envNumber(name: string, fallback: number, min: number, max: number): number {
@@ -85,6 +85,7 @@ export function readConfig() {
     coldDelayMs: Math.round(envNumber('BENCH_COLD_DELAY_MS', 250, 0, 10_000)),
     swapIntervalMs: Math.round(envNumber('BENCH_SWAP_INTERVAL_MS', 500, 50, 60_000)),
     edits: Math.round(envNumber('BENCH_EDITS', 50, 1, 1_000)),
+    purgeEdits: Math.round(envNumber('BENCH_PURGE_EDITS', 30, 1, 1_000)),
     flood: {
       seconds: envNumber('BENCH_FLOOD_SECONDS', 30, 2, 600),
       concurrency: Math.round(envNumber('BENCH_FLOOD_CONCURRENCY', 200, 1, 2_000)),

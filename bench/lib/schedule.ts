@@ -9,12 +9,12 @@ import type { BenchConfig, ScenarioId } from './config.js'
 import { wrkEstimateMs } from './wrk.js'
 
 /** The order the scenarios run in: the ones with targets first, the informational list rows last. */
-export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'readthrough', 'list', 'flood', 'edits']
+export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'readthrough', 'list', 'flood', 'purge', 'edits']
 /**
  * Which scenario keeps its time when not all fit before the deadline, most important first: the
  * required rows, then the cheap rows with targets, then 304 (long, with a target), then the rest.
  */
-export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'wrk', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'headers', 'flood', 'edits']
+export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'wrk', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'headers', 'flood', 'edits', 'purge']
 
 /** The first full sync's ideal: `(N / SYNC_CONCURRENCY + ceil(N / 250)) × latency`, in seconds. */
 export function idealSyncS(config: Pick<BenchConfig, 'syncPages' | 'syncLatencyMs'>): number {
@@ -55,6 +55,9 @@ export class Schedule {
       case 'edits':
         // The syncing instance's first sync, two followers' loads, the idle window, the edits, a late start.
         return 90_000 * (config.largePages / 100_000) + 20_000 + config.edits * 1_000
+      case 'purge':
+        // Twice a cluster (the seed site, then the large one: its sync and two loads), each with its edits.
+        return 90_000 * (config.largePages / 100_000) + 2 * (20_000 + (config.purgeEdits + 3) * 500)
       case 'wrk':
         // detail and seed: cms-shield and four baselines; 304: cms-shield's 304 and 200, two baselines.
         return wrkEstimateMs(config, [5, 5, 4])

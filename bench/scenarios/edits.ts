@@ -15,18 +15,15 @@ import { call, postJson, sleep, waitFor } from '../lib/http.js'
 import { setLatency } from '../lib/origin-control.js'
 import type { SiteInfo } from '../lib/origin-control.js'
 import { processCpuSeconds } from '../lib/processes.js'
-import { startBenchRedis } from '../lib/redis-server.js'
+import { startCluster } from '../lib/cluster.js'
 import { check, fmtBytes, fmtInt, fmtMs, verdict } from '../lib/report.js'
 import type { Shield } from '../lib/shield.js'
-import { shieldIdle } from '../lib/shield.js'
 import { percentileOfSorted } from '../lib/stats.js'
 
 const CPU_TARGET_MS = 20
 const BYTES_TARGET = 100_000
 const SERVED_TARGET_MS = 1_000
 const READY_TARGET_MS = 3_000
-/** One public name for the whole cluster, as behind a load balancer. */
-const CLUSTER_BASE_URL = 'http://shield.bench.example'
 const IDLE_WINDOW_MS = 10_000
 
 const cpuMs = (shield: Shield): number => (processCpuSeconds(shield.pid) ?? Number.NaN) * 1000
@@ -45,29 +42,13 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
   const site = await postJson<SiteInfo>(`${origin.control}/site`, { pages: n }, 120_000)
   await setLatency(origin, 0)
   log(`${title}: origin regenerated in ${site.generatedMs ?? '?'} ms; starting Redis and the syncing instance`)
-  const redis = await startBenchRedis(undefined)
-  // A long lease and command timeout: on a machine shared with the load generator, a lease tick
-  // answered late must not hand the sync to another instance mid-run (its first act would be a
-  // full sync and a whole snapshot, which is not what this row measures).
-  const env = {
-    REDIS_URL: redis.url, REDIS_PREFIX: 'bench-edits:', BASE_URL: CLUSTER_BASE_URL, REFRESH_DEBOUNCE: '0ms', LEADER_LEASE: '120s', REDIS_COMMAND_TIMEOUT: '2s',
-    // Every edit of the run a patch, so the late instance starts from the full snapshot and all of
-    // them; the whole snapshot written every SNAPSHOT_PATCHES_PER_FULL edits is priced apart.
-    SNAPSHOT_PATCHES_PER_FULL: String(edits + 10),
-  }
-  const shields: Shield[] = []
+  // Every edit of the run a patch, so the late instance starts from the full snapshot and all of
+  // them; the whole snapshot written every SNAPSHOT_PATCHES_PER_FULL edits is priced apart.
+  const cluster = await startCluster(ctx, 'edits', { SNAPSHOT_PATCHES_PER_FULL: String(edits + 10) })
+  const { redis, leader, followers, shields, env } = cluster
   try {
-    const leader = await startShield('cms-shield-edits-leader', 'warn', 180_000, env)
-    shields.push(leader)
-    const followers: Shield[] = []
-    for (const name of ['a', 'b']) {
-      const follower = await startShield(`cms-shield-edits-follower-${name}`, 'warn', 60_000, env)
-      shields.push(follower)
-      followers.push(follower)
-    }
-    const [followerA, followerB] = followers as [Shield, Shield]
     log(`  ready: leader ${(leader.readyAfterMs / 1000).toFixed(1)} s, followers ${followers.map((f) => (f.readyAfterMs / 1000).toFixed(1)).join(' s, ')} s after spawn`)
-    await shieldIdle(leader, 60_000)
+    const [followerA, followerB] = followers
 
     // Warm-up edits (the code paths JIT-compiled, the patch log begun), not counted.
     const editOnce = async (): Promise<{ path: string; title: string; servedMs: number }> => {
@@ -175,7 +156,6 @@ export async function editsScenario(ctx: BenchContext, edits: number): Promise<v
       readyAfterMs: { leader: leader.readyAfterMs, followers: followers.map((f) => f.readyAfterMs), late: late.readyAfterMs }, lateAnswersAfterMs: answersAfterMs, lateCpuMs, servedEdits,
     }
   } finally {
-    for (const shield of shields.reverse()) await shield.child.stop()
-    await redis.stop()
+    await cluster.stop()
   }
 }
