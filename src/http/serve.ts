@@ -70,7 +70,8 @@ export interface ServeOptions<R extends ServeRequest> {
    * id when the client sent none (REQUEST_ID_ON_HITS); default true. Off, a hit's header block is
    * the same for every request, and writing it costs no id.
    */
-  readonly requestIdOnHits?: boolean  /** The client's address, for its share of the CMS budget: read only when a miss spends it. */
+  readonly requestIdOnHits?: boolean
+  /** The client's address, for its share of the CMS budget: read only when a miss spends it. */
   readonly clientOf?: (request: R) => string | undefined
   readonly onShed?: () => void
   readonly logger: { error(details: object, message: string): void }
