@@ -15,6 +15,7 @@ import { freePort } from '../helpers/free-port.js'
 import { startVarnishRecorder, type FakePurgeApi, type RecordedPurge } from '../helpers/fake-purge-apis.js'
 import { ownRedisServer, sharedRedisUrl } from '../helpers/redis-server.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
+import { eventually } from '../helpers/eventually.js'
 
 const LEASE_MS = 900
 /** Far longer than any wait here should take: a purge sent before it did not time out. */
@@ -25,13 +26,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 

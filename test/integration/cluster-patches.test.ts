@@ -14,19 +14,13 @@ import { carryOver, patchSnapshot } from '../../src/tree/build-snapshot.js'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
 import { sharedRedisUrl } from '../helpers/redis-server.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
+import { eventually } from '../helpers/eventually.js'
 
 const cleanups: Array<() => Promise<void>> = []
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-async function eventually(check: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 async function origin(): Promise<FakeWagtail> {
   const cms = await startFakeWagtail({ pages: generateSite() })

@@ -13,6 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../helpers/free-port.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 import { startVarnish, varnishMissing, type VarnishServer } from '../helpers/varnish-server.js'
+import { eventually } from '../helpers/eventually.js'
 
 const missing = varnishMissing()
 if (missing !== undefined) console.warn(`skipping the Varnish suites: ${missing}`)
@@ -37,13 +38,6 @@ async function purge(varnish: VarnishServer, headers: Record<string, string>): P
 }
 
 /** Polls (bounded) until `check` holds. */
-async function eventually(check: () => Promise<boolean>, what: string, ms = 2000): Promise<void> {
-  const started = Date.now()
-  while (!(await check())) {
-    if (Date.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
-}
 
 /** The app on a real port of 127.0.0.1 (Varnish talks HTTP to it) and its base URL. */
 async function listen(harness: Harness, port = 0): Promise<{ host: string; port: number; url: string }> {
@@ -80,7 +74,7 @@ describe.skipIf(missing !== undefined)('the shipped VCL in front of cms-shield',
     const hits = varnish.counters()['MAIN.cache_hit']!
     const second = await get(varnish.url, `/api/v1/cms/pages/${id}/`)
     expect([first.cache, second.cache]).toEqual(['MISS', 'HIT'])
-    await eventually(async () => varnish.counters()['MAIN.cache_hit'] === hits + 1, 'the hit counted by varnishstat')
+    await eventually(async () => varnish.counters()['MAIN.cache_hit'] === hits + 1, 'the hit counted by varnishstat', 2000)
     expect(second.body).toBe(direct.body)
     for (const name of ['etag', 'cache-control', 'vary', 'surrogate-key', 'cache-tag', 'content-type']) {
       expect(second.headers[name], name).toBe(direct.headers[name])
@@ -116,7 +110,7 @@ describe.skipIf(missing !== undefined)('the shipped VCL in front of cms-shield',
     // In grace (cms-shield's stale-while-revalidate): the old bytes at once, the fetch behind them.
     const stale = await get(varnish.url, path)
     expect(stale).toMatchObject({ cache: 'HIT', body: before.body })
-    await eventually(async () => (await get(varnish.url, path)).body === fresh.body, 'the soft-purged answer refreshed')
+    await eventually(async () => (await get(varnish.url, path)).body === fresh.body, 'the soft-purged answer refreshed', 2000)
   })
 
   it('answers requests carrying the site\'s cookies from the cache, and passes those with Authorization', async () => {
@@ -250,7 +244,7 @@ describe.skipIf(missing !== undefined)('editor actions through Varnish, purged b
     const before = new Map(await Promise.all(all.map(async (url) => [url, seen(await get(shield.url, url))] as const)))
     const fingerprint = snapshot().fingerprint
     await act()
-    await eventually(async () => snapshot().fingerprint !== fingerprint, 'cms-shield serving the change')
+    await eventually(async () => snapshot().fingerprint !== fingerprint, 'cms-shield serving the change', 2000)
     const after = new Map(await Promise.all(all.map(async (url) => [url, seen(await get(shield.url, url))] as const)))
     const changed = all.filter((url) => JSON.stringify(after.get(url)) !== JSON.stringify(before.get(url)))
     expect(changed).toEqual(expect.arrayContaining(mustChange))
@@ -258,7 +252,7 @@ describe.skipIf(missing !== undefined)('editor actions through Varnish, purged b
       const answers = await Promise.all(changed.map(async (url) => [url, seen(await get(varnish.url, url))] as const))
       return answers.filter(([url, answer]) => JSON.stringify(answer) !== JSON.stringify(after.get(url))).map(([url]) => url)
     }
-    await eventually(async () => (await stale()).length === 0, 'every changed answer through Varnish')
+    await eventually(async () => (await stale()).length === 0, 'every changed answer through Varnish', 2000)
     for (const url of others) {
       expect(after.get(url), `${url} is unrelated`).toEqual(before.get(url))
       expect((await get(varnish.url, url)).cache, `${url} still cached`).toBe('HIT')
