@@ -6,7 +6,8 @@
  * measured interleaved, A B … B A, in many short batches, and the median batch is kept: on a
  * shared machine this is far steadier than an end-to-end run (the `headers` scenario of
  * `npm run bench`), whose noise is larger than one header. The request id's own generation
- * (`observability/request-id.ts`) is measured the same way.
+ * (`observability/request-id.ts`) is measured the same way, and so is the fast path's prepared
+ * block (`http/prepared-headers.ts`: validated once, Node given only `Content-Length`).
  *
  *   npx tsx bench/header-microcost.ts        (pinned: taskset -c 1 npx tsx bench/header-microcost.ts)
  * See docs/performance.md, "Header costs".
@@ -14,6 +15,7 @@
  */
 import { IncomingMessage, ServerResponse } from 'node:http'
 import { Socket } from 'node:net'
+import { prepareHeaders, PreparedServerResponse } from '../src/http/prepared-headers.js'
 import { createRequestIds } from '../src/observability/request-id.js'
 
 const BATCH = 20_000
@@ -67,6 +69,24 @@ const variants: Array<[string, () => void]> = [
   }),
   ['+ all four', () => writeHeads([...FIVE, ...Object.values(OPTIONAL).flat()])],
 ]
+/** The fast path's way (`src/http/prepared-headers.ts`): the block prepared once, Node given only Content-Length. */
+function writePrepared(list: string[]): () => void {
+  const byName: Record<string, string> = {}
+  for (let i = 0; i < list.length - 2; i += 2) byName[list[i]!] = list[i + 1]!
+  const { lines } = prepareHeaders(byName)
+  const length = list.slice(-2)
+  return () => {
+    for (let i = 0; i < BATCH; i++) {
+      const res = new PreparedServerResponse(request)
+      res.preparedLines = lines
+      res.writeHead(200, length)
+    }
+  }
+}
+variants.push(
+  ['five headers, prepared', writePrepared(FIVE)],
+  ['all four, prepared', writePrepared([...FIVE.slice(0, -2), ...Object.values(OPTIONAL).flat(), ...FIVE.slice(-2)])],
+)
 const ids = createRequestIds()
 variants.push(['request id generation alone', () => {
   let last = ''

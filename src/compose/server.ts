@@ -9,6 +9,7 @@ import type { Config } from '../config/load-config.js'
 import { NOT_FOUND_ANSWER, proxyFailureAnswer } from '../http/answers.js'
 import type { FastPath } from '../http/fast-path.js'
 import { sendAnswer } from '../http/fastify-writer.js'
+import { PREPARED_HEADERS_SUPPORTED, PreparedServerResponse } from '../http/prepared-headers.js'
 import { clientErrorStatus, endSocket, refuseTunnel, socketAnswer } from '../http/socket-answers.js'
 import { loggerOptions } from '../observability/logging.js'
 import { requestIdFrom } from '../observability/request-id.js'
@@ -32,7 +33,9 @@ export function serverOptions(options: ServerOptions): FastifyHttpOptions<Server
   return {
     serverFactory: (handler, factoryOptions) => {
       // The header limit is Node's default, set here so NODE_OPTIONS cannot raise it unseen.
-      const server = createServer({ ...factoryOptions, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+      // Responses take prepared header blocks from the fast path (`http/prepared-headers.ts`).
+      const responses = PREPARED_HEADERS_SUPPORTED ? { ServerResponse: PreparedServerResponse } : {}
+      const server = createServer({ ...factoryOptions, ...responses, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
         if (options.fastPath()?.(req, res) !== true) handler(req, res)
       })
       server.on('connect', (_req, socket) => refuseTunnel(socket))

@@ -15,6 +15,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AfterAnswer } from './after-answer.js'
 import type { HttpAnswer } from './answers.js'
 import { PAGES_PATH } from './api-router.js'
+import { prepareHeaders, PreparedServerResponse } from './prepared-headers.js'
 import type { Serve, Served } from './serve.js'
 
 export interface FastPathOptions {
@@ -27,15 +28,20 @@ export interface FastPathOptions {
 export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) & { readonly answered: number }
 
 /**
- * The header lists `writeHead` takes, built once per answer (when it is first written, and kept as
- * long as the answer is): `withId` has `x-request-id` first, its value slot (index 1) filled in just
- * before each `writeHead`, which copies the list into the header block at once, so one array serves
- * every request for that answer; `bare` is for answers that carry no id (hits, with
- * REQUEST_ID_ON_HITS=false), the same array for every request.
+ * What `writeHead` takes for one answer, built once per answer (when it is first written, and kept
+ * as long as the answer is). With a {@link PreparedServerResponse}, the answer's ordinary headers
+ * are one prepared text (`prepared-headers.ts`) and `writeHead` gets only what Node must see:
+ * `bare` (`Content-Length`, and `Connection: close` while closing) or `withId`, the same with
+ * `x-request-id` first, its value slot (index 1) filled in just before each `writeHead`, which
+ * copies the list into the header block at once, so one array serves every request for that
+ * answer. Otherwise (`full`, `fullWithId`), every header goes through `writeHead`.
  */
 interface HeaderLists {
+  readonly lines: string
   readonly withId: string[]
   readonly bare: readonly string[]
+  readonly fullWithId: string[]
+  readonly full: readonly string[]
 }
 const headerLists = new WeakMap<HttpAnswer, HeaderLists>()
 const REQUEST_ID_SLOT = 1
@@ -43,11 +49,14 @@ const REQUEST_ID_SLOT = 1
 function headerListsOf(answer: HttpAnswer): HeaderLists {
   let lists = headerLists.get(answer)
   if (!lists) {
-    const bare: string[] = []
-    for (const [name, value] of Object.entries(answer.headers)) bare.push(name, value)
+    const { lines, handled } = prepareHeaders(answer.headers)
     // A 304 carries no body and, as Fastify sends it, no Content-Length.
-    if (answer.status !== 304) bare.push('content-length', String(answer.body.length))
-    lists = { withId: ['x-request-id', '', ...bare], bare }
+    const length = answer.status === 304 ? [] : ['content-length', String(answer.body.length)]
+    const bare = [...handled, ...length]
+    const full: string[] = []
+    for (const [name, value] of Object.entries(answer.headers)) full.push(name, value)
+    full.push(...length)
+    lists = { lines, bare, withId: ['x-request-id', '', ...bare], full, fullWithId: ['x-request-id', '', ...full] }
     headerLists.set(answer, lists)
   }
   return lists
@@ -67,12 +76,15 @@ export function createFastPath(options: FastPathOptions): FastPath {
   function write(req: IncomingMessage, res: ServerResponse, served: Served, started: number): void {
     const { answer, requestId } = served
     const lists = headerListsOf(answer)
-    if (requestId === undefined) {
-      res.writeHead(answer.status, lists.bare as string[])
+    let list: string[]
+    if (res instanceof PreparedServerResponse) {
+      res.preparedLines = lists.lines
+      list = requestId === undefined ? (lists.bare as string[]) : lists.withId
     } else {
-      lists.withId[REQUEST_ID_SLOT] = requestId
-      res.writeHead(answer.status, lists.withId)
+      list = requestId === undefined ? (lists.full as string[]) : lists.fullWithId
     }
+    if (requestId !== undefined) list[REQUEST_ID_SLOT] = requestId
+    res.writeHead(answer.status, list)
     // An empty Buffer still goes through a write of its own; `end()` sends the header block alone.
     if (answer.body.length === 0) res.end()
     else res.end(answer.body)

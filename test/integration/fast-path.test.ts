@@ -11,6 +11,7 @@ import { request } from 'undici'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { HttpAnswer } from '../../src/http/answers.js'
 import type { PagesRequest, PagesService } from '../../src/http/pages-service.js'
+import { PreparedServerResponse } from '../../src/http/prepared-headers.js'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
@@ -131,6 +132,26 @@ describe('the fast path', () => {
     // Every one of the fast instance's reads above went through the fast path.
     expect(fast.app.shield.fastPathAnswered() - before).toBe(compared * 2)
     expect(slow.app.shield.fastPathAnswered()).toBe(0)
+  })
+
+  it('writes its answers\' headers as blocks prepared once, leaving framing and ids to Node', async () => {
+    const blocks: string[] = []
+    const store = PreparedServerResponse.prototype._storeHeader
+    PreparedServerResponse.prototype._storeHeader = function (this: PreparedServerResponse, firstLine: string, headers: unknown) {
+      blocks.push(`${firstLine}|${JSON.stringify(headers)}|${this.preparedLines ?? 'none'}`)
+      store.call(this, firstLine, headers)
+    }
+    restores.push(() => { PreparedServerResponse.prototype._storeHeader = store })
+    const someId = fast.app.shield.sync.current!.pages[2]!.id
+    const hit = await send('fast', 'GET', `/api/v1/cms/pages/${someId}/`, {})
+    const traced = await sendTo(base.fast, 'GET', `/api/v1/cms/pages/${someId}/`, { 'x-request-id': 'trace-9' }, new Set())
+    expect(traced.headers).toContainEqual(['x-request-id', 'trace-9'])
+    const length = String(Buffer.byteLength(hit.body, 'latin1'))
+    // Node got only Content-Length (and the caller's id); the API's headers came prepared.
+    expect(blocks).toHaveLength(2)
+    expect(blocks[0]).toMatch(new RegExp(`^HTTP/1.1 200 OK\r\n\\|\\["content-length","${length}"\\]\\|content-type: application/json\r\n`))
+    expect(blocks[1]).toContain(`|["x-request-id","trace-9","content-length","${length}"]|content-type: application/json\r\n`)
+    expect(traced.headers.filter(([name]) => !PER_REQUEST.has(name))).toEqual(hit.headers)
   })
 
   it('leaves encoded paths, other methods and PURGE to Fastify', async () => {
