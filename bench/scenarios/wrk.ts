@@ -29,6 +29,8 @@ const NODE_FIVE = 'node, 5 headers'
 const FASTIFY_SAME = 'fastify, same bytes'
 const NODE_SAME = 'node, same bytes'
 const SHIELD_200 = 'cms-shield 200'
+/** Bare node's 200 in the 304 row: what the same ratio is for a server that does nothing else. */
+const NODE_200 = 'node, 5 headers 200'
 
 export interface WrkTargetSummary {
   requests: number
@@ -137,7 +139,7 @@ function rowsOf(ctx: BenchContext, result: WrkRowResult, title: string): void {
       scenario: `wrk: ${title} — 304 ÷ 200 (same detail, same rounds)`,
       shield: `${fmtTarget(shield)}; its 200: ${fmtTarget(t[SHIELD_200])}; rate ${fmtRatio(rate)}`,
       fastify: `${fmtTarget(t[FASTIFY_FIVE])}`,
-      node: `${fmtTarget(t[NODE_FIVE])}`,
+      node: `${fmtTarget(t[NODE_FIVE])}; its 200: ${fmtTarget(t[NODE_200])}; its own 304 ÷ 200: ${fmtEfficiency(efficiency(t[NODE_FIVE], t[NODE_200]))}`,
       vsFastify: fmtEfficiency(efficiency(shield, t[FASTIFY_FIVE])),
       vsNode: fmtEfficiency(efficiency(shield, t[NODE_FIVE])),
       target: '≥ 1.2x the 200 (CPU per request)',
@@ -211,6 +213,7 @@ export async function wrkScenario(ctx: BenchContext, shield: Shield, site: SiteI
         { target: shield, headers: prepared.requestHeaders },
         ...(id === '304' ? [{ target: { ...shield, name: SHIELD_200 }, headers: {} }] : []),
         ...measured.map((target) => ({ target, headers: prepared.requestHeaders })),
+        ...(id === '304' ? [{ target: { ...baselines[1]!, name: NODE_200 }, headers: {} }] : []),
       ]
       const result = await measureRow(ctx, prepared, targets, harnessCpu)
       byRow[id] = result

@@ -13,7 +13,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
 import { PAGES_API_PATH } from '../upstream/wagtail-client.js'
 import type { Clock } from './clock.js'
-import { reclaimHeap } from './reclaim-heap.js'
+import { createHeapReclaimer } from './reclaim-heap.js'
 import type { UpstreamParts } from './upstream.js'
 
 export interface SyncOptions {
@@ -44,9 +44,7 @@ export interface SyncedSwap {
 
 export function composeSync(options: SyncOptions): SyncService {
   const { config, logger, events, persistence, cluster } = options
-  // Once: the start's full sync leaves the most garbage, and no request has been served yet.
-  // A small tree's sync leaves little; the collection would only cost its pause.
-  let reclaimed = false
+  const reclaimOnce = createHeapReclaimer({ logger })
   return createSyncService({
     get: options.upstream.get,
     pagesPath: PAGES_API_PATH,
@@ -61,19 +59,7 @@ export function composeSync(options: SyncOptions): SyncService {
     onSyncEnd: (result) => {
       if (result.ok && !result.changed) void cluster()?.confirm()
       events.emit('sync', syncEvent(result))
-      if (!reclaimed && result.ok && result.mode === 'full' && result.pages >= RECLAIM_FROM_PAGES) {
-        reclaimed = true
-        const before = process.memoryUsage()
-        const started = performance.now()
-        void reclaimHeap().then((collected) => {
-          const after = process.memoryUsage()
-          const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
-          logger.info(
-            { collected, ms: Math.round(performance.now() - started), rssMiB: [mib(before.rss), mib(after.rss)], heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)] },
-            'memory: heap compacted after the first full sync',
-          )
-        })
-      }
+      if (result.ok && result.mode === 'full') reclaimOnce(result.pages, 'the first full sync')
     },
     onSnapshot: (snapshot, previous, source) => {
       const change = diffSnapshots(previous, snapshot)
@@ -87,7 +73,10 @@ export function composeSync(options: SyncOptions): SyncService {
         changedPages: change.added.length + change.removed.length + new Set([...change.changed, ...change.moved]).size,
       })
       // Only what this instance synced is stored and announced; the others' is already in Redis.
-      if (source !== 'sync') return
+      if (source !== 'sync') {
+        if (previous === undefined) reclaimOnce(snapshot.pages.length, 'loading the first snapshot')
+        return
+      }
       const swappedAt = options.clock.now()
       const saved = persistence ? persistence.save(snapshot).then((saved) => cluster()?.announce(snapshot, saved)) : Promise.resolve()
       // Settled either way: a purge follows even a failed store, the purge gate decides how long to wait.
@@ -107,12 +96,6 @@ function syncEvent(result: SyncResult) {
     ...(result.ok ? {} : { code: result.code }),
   }
 }
-
-/**
- * The smallest tree whose first full sync is followed by a compacting collection: at 100,000 pages
- * it gives back a third of the heap (docs/performance.md); at a few thousand, a few MiB.
- */
-const RECLAIM_FROM_PAGES = 10_000
 
 /** Most purge keys one log line lists; the count is always there. */
 const LOGGED_PURGE_KEYS = 100
