@@ -13,7 +13,8 @@ import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { loadStoredChainAsync } from '../src/persist/patch-chain.js'
-import { encodeSnapshotOfAsync, readSnapshotMetadata, type SnapshotCompression } from '../src/persist/snapshot-codec.js'
+import { readSnapshotMetadata, type SnapshotCompression } from '../src/persist/snapshot-codec.js'
+import { encodeSnapshotOfAsync } from '../src/persist/snapshot-encoder.js'
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '3' }, 'write-as': { type: 'string' } } })
 const file = positionals[0]

@@ -16,9 +16,8 @@
 import { settleWithin, TimeoutError } from '../deadline.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LogSink } from '../observability/log-sink.js'
-import {
-  encodeSnapshotOfAsync, originMismatch, readSnapshotMetadata, type EncodeOptions, type SnapshotOrigin, type StoredMetadata,
-} from './snapshot-codec.js'
+import { originMismatch, readSnapshotMetadata, type EncodeOptions, type SnapshotOrigin, type StoredMetadata } from './snapshot-codec.js'
+import { createSnapshotEncoder, type EncodedSnapshot, type SnapshotEncoder } from './snapshot-encoder.js'
 import { chainFrom, loadStoredChainAsync } from './patch-chain.js'
 import { encodePatch, patchBetween } from './snapshot-patch.js'
 
@@ -71,6 +70,11 @@ export interface SnapshotPersistenceOptions extends SnapshotOrigin, EncodeOption
   /** A change this long after the last full snapshot is stored whole (SNAPSHOT_FULL_INTERVAL); default 10 minutes. */
   readonly fullIntervalMs?: number
   readonly now?: () => number
+  /**
+   * Encodes whole snapshots, keeping what it compressed for the next one (default: an encoder of
+   * this persistence's own). One encoder serves every target: the bytes are encoded once.
+   */
+  readonly encoder?: SnapshotEncoder
   /** Waits between saves (tests pass a fake). */
   readonly sleep?: (ms: number) => Promise<void>
 }
@@ -141,6 +145,7 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
   const saveShare = options.saveShare ?? SAVE_SHARE
   if (!(saveShare > 0 && saveShare <= 1)) throw new RangeError(`saveShare must be in (0, 1], got ${saveShare}`)
   const patchesPerFull = options.patchesPerFull ?? PATCHES_PER_FULL
+  const encoder = options.encoder ?? createSnapshotEncoder()
   const fullIntervalMs = options.fullIntervalMs ?? FULL_INTERVAL_MS
   const patchLogs = targets.every((target) => target.patches !== undefined) ? targets.map((target) => target.patches!) : undefined
   let waiting: Snapshot | undefined
@@ -192,14 +197,15 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
     if (patched) return patched
     stored = undefined
     const started = now()
-    let buf: Buffer
+    let encoded: EncodedSnapshot
     try {
-      buf = await encodeSnapshotOfAsync(snapshot, origin, encodeOptions)
+      encoded = await encoder.encode(snapshot, origin, encodeOptions)
     } catch (caught) {
       logger.warn({ err: caught, version: snapshot.version }, 'snapshot: encoding failed; nothing written')
       return undefined
     }
     const encodeMs = now() - started
+    const { buf } = encoded
     const written = await Promise.all(
       targets.map(async (target) => {
         try {
@@ -215,7 +221,8 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
     if (!written.includes(false)) stored = { snapshot, fullAt: started, patches: 0 }
     logger.info(
       {
-        version: snapshot.version, pages: snapshot.pages.length, bytes: buf.length, encodeMs, durationMs: now() - started,
+        version: snapshot.version, pages: snapshot.pages.length, bytes: buf.length, encodeMs, groups: encoded.groups, reusedGroups: encoded.reused,
+        durationMs: now() - started,
         ...(heldMs > 0 ? { heldMs } : {}), targets: targets.map((t) => t.name),
       },
       'snapshot: saved',
