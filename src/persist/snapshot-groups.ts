@@ -25,14 +25,16 @@ export interface GroupRule {
 }
 
 /**
- * Details are about 2 KB a page (listing texts 300–500 B): a group holds 32 pages before it may
- * end, then ends after each page with a chance of 1 in 32, so a typical group is 64–200 KiB of
- * details (about 128 KiB, 64 pages, on average), and 1 in 20 runs into the slab's 256 KiB
- * ((31/32)^96). Smaller groups would compress worse (brotli shares less across fewer pages) and
- * lengthen the part table; larger ones would run into the slab bound more often, where cuts no
- * longer depend on content alone, and compress more again after a one-page edit.
+ * Details are about 2 KB a page (listing texts 300–500 B): a group holds about 80 pages before it
+ * may end, then ends after each page with a chance of 1 in 16, so a typical group is 160–200 KiB
+ * of details (at 100,000 pages, 1,136 groups of 193 KiB on average), and about 1 in 20 runs into
+ * the slab's 256 KiB ((15/16)^48). Each group is compressed alone, so brotli shares less across
+ * pages the smaller the groups: measured on that snapshot, 64 KiB and 1 in 32 (groups of ~130
+ * KiB) stored 27.8 MB, this rule 25.4 MB, format 3's whole-snapshot fields and texts parts and
+ * 256 KiB details parts 21.8 MB (docs/performance.md, "Whole saves that reuse"). Closer to the
+ * slab, more groups would end on the bound, where cuts no longer depend on content alone.
  */
-export const GROUP_RULE: GroupRule = { minBytes: 64 * 1024, oneIn: 32, maxBytes: SLAB_BYTES }
+export const GROUP_RULE: GroupRule = { minBytes: 160 * 1024, oneIn: 16, maxBytes: SLAB_BYTES }
 
 /** What the rule reads of a page: the length of its detail and its digest (base64url, `pageDigest`). */
 export interface GroupedPage {
