@@ -229,6 +229,16 @@ describe('reusing the previous encoding', () => {
     expect(changed.reduce((a, b) => a + b, 0) / changed.length).toBeLessThanOrEqual(2)
   })
 
+  it('forgets what it kept when told to: the next encoding is whole, the same bytes', async () => {
+    const first = build(treePages(100))
+    const encoder = createSnapshotEncoder({ groupRule: SMALL_GROUPS })
+    const before = await encoder.encode(first, ORIGIN)
+    encoder.forget()
+    const after = await encoder.encode(first, ORIGIN)
+    expect(after.reused).toBe(0)
+    expect(after.buf.equals(before.buf)).toBe(true)
+  })
+
   it('keeps nothing across compressions: another compression is encoded whole', async () => {
     const first = build(treePages(100))
     const encoder = createSnapshotEncoder({ groupRule: SMALL_GROUPS })

@@ -39,6 +39,8 @@ export interface EncodedSnapshot {
 export interface SnapshotEncoder {
   /** Encodes `snapshot` as made under `origin`; the event loop runs between slices of pages. */
   encode(snapshot: Snapshot, origin: SnapshotOrigin, options?: EncodeOptions): Promise<EncodedSnapshot>
+  /** Drops what the previous encoding kept (about the stored size): the next encoding is whole. */
+  forget(): void
 }
 
 export interface SnapshotEncoderOptions {
@@ -184,6 +186,10 @@ export function createSnapshotEncoder(options: SnapshotEncoderOptions = {}): Sna
         'utf8',
       )
       return { buf: frame(compression, metadata, rawLength, parts), groups: stored.length, reused }
+    },
+
+    forget() {
+      kept = undefined
     },
   }
 }
