@@ -25,7 +25,8 @@
  *   showInMenus, seoTitle, searchDescription, parentId, digest, listItem bytes, typedListItem
  *   bytes (-1: none), detail bytes]` (as many bytes as the group table says), then its pages'
  *   texts: each page's `listItem` and then its `typedListItem`, as UTF-8;
- * - the group's details: its pages' detail bodies, at most about one slab (`json/byte-slabs.ts`).
+ * - the group's details: its pages' detail bodies, at most one slab (`json/byte-slabs.ts`) unless
+ *   one page alone is larger.
  *
  * A group's cuts depend only on its pages, and its parts only on its rows (a page's digest
  * covers its texts and detail), so a whole save after a small change compresses the groups that
@@ -69,7 +70,7 @@ import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
  * 3 and 2 are still read; a version-1 snapshot could not be rebuilt to its own fingerprint (it
  * hashed pages, not per-block digests).
  */
-export const SNAPSHOT_FORMAT_VERSION = 4
+const SNAPSHOT_FORMAT_VERSION = 4
 /** The pages in parts, not grouped (docs/performance.md, "Warm start from Redis"): still read. */
 const PARTS_FORMAT_VERSION = 3
 /** Pages as JSON lines, each page's digest and detail computed again on load: still read. */
