@@ -2,22 +2,29 @@
  * How long loading a stored snapshot takes, through the path a warm start takes
  * (`loadStoredChainAsync`: checksum, decompression, decoding, rebuild), in this process:
  *
- *   npx tsx scripts/load-snapshot-timing.ts <snapshot file> [--rounds 3] [--write-as brotli|gzip|none]
+ *   npx tsx scripts/load-snapshot-timing.ts <snapshot file> [--rounds 3] [--write-as brotli|gzip|none] [--edit]
  *
  * The file is one written by SNAPSHOT_FILE (or a Redis snapshot key's value). With `--write-as`,
  * the loaded snapshot is also encoded again in the current format with that compression, its size
  * and encoding time printed, and loading that is timed too (docs/performance.md, "Warm start from Redis").
+ * With `--edit` as well, one page in the middle is then retitled (in place, as a refresh does:
+ * `patchSnapshot`) and the result encoded by the same encoder, which reuses the groups that did
+ * not change, and by a fresh one, which must give the same bytes (docs/performance.md, "Whole
+ * saves that reuse").
  * @module
  */
 import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { loadStoredChainAsync } from '../src/persist/patch-chain.js'
-import { encodeSnapshotOfAsync, readSnapshotMetadata, type SnapshotCompression } from '../src/persist/snapshot-codec.js'
+import { readSnapshotMetadata, type SnapshotCompression } from '../src/persist/snapshot-codec.js'
+import { createSnapshotEncoder } from '../src/persist/snapshot-encoder.js'
+import { carryOver, patchSnapshot } from '../src/tree/build-snapshot.js'
+import type { Snapshot } from '../src/tree/snapshot.js'
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '3' }, 'write-as': { type: 'string' } } })
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '3' }, 'write-as': { type: 'string' }, edit: { type: 'boolean', default: false } } })
 const file = positionals[0]
-if (file === undefined) throw new Error('usage: load-snapshot-timing.ts <snapshot file> [--rounds 3] [--write-as brotli|gzip|none]')
+if (file === undefined) throw new Error('usage: load-snapshot-timing.ts <snapshot file> [--rounds 3] [--write-as brotli|gzip|none] [--edit]')
 const stored = readFileSync(file)
 const metadata = readSnapshotMetadata(stored)
 if (!metadata.ok) throw new Error(metadata.reason)
@@ -38,16 +45,43 @@ async function timeLoad(label: string, buf: Buffer) {
 const rounds = Number(values.rounds)
 let snapshot = await timeLoad(`format ${metadata.metadata.formatVersion}`, stored)
 for (let round = 1; round < rounds; round++) snapshot = await timeLoad(`format ${metadata.metadata.formatVersion}`, stored)
-const writeAs = values['write-as'] as SnapshotCompression | undefined
-if (writeAs !== undefined) {
+/** Encodes with `encoder`, printing CPU of the whole process: the main thread and the thread pool's compression. */
+async function timeEncode(label: string, encoder: ReturnType<typeof createSnapshotEncoder>, snapshot: Snapshot, compression: SnapshotCompression) {
   const cpu = process.cpuUsage()
   const started = performance.now()
-  const again = await encodeSnapshotOfAsync(snapshot, origin, { compression: writeAs })
+  const encoded = await encoder.encode(snapshot, origin, { compression })
   const used = process.cpuUsage(cpu)
-  // CPU of the whole process: the main thread and the thread pool's compression.
-  console.log(JSON.stringify({ label: `encoded, ${writeAs}`, bytes: again.length, wallMs: Math.round(performance.now() - started), cpuMs: Math.round((used.user + used.system) / 1000) }))
+  console.log(JSON.stringify({
+    label, bytes: encoded.buf.length, groups: encoded.groups, reused: encoded.reused,
+    wallMs: Math.round(performance.now() - started), cpuMs: Math.round((used.user + used.system) / 1000),
+  }))
+  return encoded.buf
+}
+
+/** `snapshot` with the page at the middle of the tree order retitled, everywhere its title shows. */
+function retitled(snapshot: Snapshot): Snapshot {
+  const record = snapshot.pages[Math.floor(snapshot.pages.length / 2)]!
+  const title = `${record.title} (edited)`
+  const swap = (text: string) => text.replaceAll(JSON.stringify(record.title), JSON.stringify(title))
+  const { digest: _digest, from: _from, ...page } = carryOver(record)
+  const edited = { ...page, title, listItem: swap(record.listItem), detail: swap(record.detail.toString('utf8')) }
+  return patchSnapshot(snapshot, new Map([[record.id, edited]]), { version: snapshot.version + 1, syncedAt: snapshot.syncedAt + 1, fullSyncedAt: snapshot.fullSyncedAt, dialect: snapshot.dialect })
+}
+
+const writeAs = values['write-as'] as SnapshotCompression | undefined
+if (writeAs !== undefined) {
+  const encoder = createSnapshotEncoder()
+  const again = await timeEncode(`encoded, ${writeAs}, nothing kept`, encoder, snapshot, writeAs)
   for (let round = 0; round < rounds; round++) {
     const loaded = await timeLoad(`current format, ${writeAs}`, again)
     if (loaded.fingerprint !== snapshot.fingerprint) throw new Error('the snapshot encoded again loads to another fingerprint')
+  }
+  if (values.edit) {
+    const next = retitled(snapshot)
+    const reused = await timeEncode(`one page retitled, ${writeAs}, the previous encoding kept`, encoder, next, writeAs)
+    const fresh = await timeEncode(`one page retitled, ${writeAs}, nothing kept`, createSnapshotEncoder(), next, writeAs)
+    if (!reused.equals(fresh)) throw new Error('an encoder that kept the previous encoding wrote other bytes than a fresh one')
+    const loaded = await timeLoad(`current format, ${writeAs}, after the edit`, reused)
+    if (loaded.fingerprint !== next.fingerprint) throw new Error('the edited snapshot loads to another fingerprint')
   }
 }

@@ -4,9 +4,10 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
-import { encodeSnapshotOfAsync, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
+import { loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
+import { encodeSnapshotOfAsync } from './snapshot-encoder.js'
 import {
-  decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION,
+  decodeSnapshot, encodeFormat3, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION,
 } from '../../test/helpers/snapshot-bytes.js'
 
 const ORIGIN = { upstreamUrl: 'https://cms.example.com/wagtail', baseUrl: 'https://api.example.com' }
@@ -98,20 +99,20 @@ describe('encode and decode', () => {
     expect(decoded?.pages.map((p) => 'typedListItem' in p)).toEqual([false, true, false, false])
   })
 
-  it('the async encoder (format 3) gives what a one-shot writer of format 2 gives', async () => {
+  it('the async encoder (format 4) gives what a one-shot writer of format 2 gives', async () => {
     const original = smallSnapshot()
     const input = { pages: pagesOfSnapshot(original), dialect: DIALECT, ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint }
     for (const compression of ['brotli', 'gzip', 'none'] as const) {
       const expected = decodeSnapshot(encodeSnapshot(input, { compression: compression === 'none' ? 'gzip' : compression }))
       expect(expected).toBeDefined()
-      expect(decodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN, { compression }))).toEqual({ ...expected, formatVersion: 3 })
+      expect(decodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN, { compression }))).toEqual({ ...expected, formatVersion: 4 })
       const loaded = loadSnapshot(await encodeSnapshotOfAsync(original, ORIGIN, { compression }), ORIGIN)
       if (!loaded.ok) throw new Error(loaded.reason)
       expectSameSnapshot(loaded.snapshot, original)
     }
   })
 
-  it('format 3 keeps every page\'s stored digest, and its detail as bytes in a part, not a copy per page', async () => {
+  it('format 4 keeps every page\'s stored digest, and its detail as bytes in a part, not a copy per page', async () => {
     const original = smallSnapshot()
     const result = tryDecodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN))
     if (!result.ok) throw new Error(result.reason)
@@ -121,7 +122,7 @@ describe('encode and decode', () => {
     expect(new Set(details.map((detail) => detail.buffer)).size).toBe(1)
   })
 
-  it('format 3 without compression does not keep the stored buffer alive', async () => {
+  it('format 4 without compression does not keep the stored buffer alive', async () => {
     const original = smallSnapshot()
     const stored = await encodeSnapshotOfAsync(original, ORIGIN, { compression: 'none' })
     const result = tryDecodeSnapshot(stored)
@@ -129,7 +130,7 @@ describe('encode and decode', () => {
     for (const page of result.decoded.pages) expect((page.detail as Buffer).buffer).not.toBe(stored.buffer)
   })
 
-  it('refuses a format-3 snapshot whose stored digest was changed, even correctly sealed', async () => {
+  it('refuses a format-4 snapshot whose stored digest was changed, even correctly sealed', async () => {
     const original = smallSnapshot()
     const stored = await encodeSnapshotOfAsync(original, ORIGIN, { compression: 'none' })
     const digest = Buffer.from(original.pages[1]!.digest)
@@ -140,16 +141,38 @@ describe('encode and decode', () => {
     expect(loaded).toMatchObject({ ok: false, reason: expect.stringContaining('rebuilt fingerprint') })
   })
 
-  it('decoding on the thread pool gives what decoding in one go gives, in either format', async () => {
+  it('decoding on the thread pool gives what decoding in one go gives, in every format', async () => {
     const original = smallSnapshot()
+    const input = { pages: pagesOfSnapshot(original), dialect: DIALECT, ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint }
     const buffers = [
       ...await Promise.all((['brotli', 'gzip', 'none'] as const).map((compression) => encodeSnapshotOfAsync(original, ORIGIN, { compression }))),
+      ...(['brotli', 'gzip', 'none'] as const).map((compression) => encodeFormat3(input, { compression, detailPartBytes: 100 })),
       encodeSnapshotOf(original, ORIGIN),
     ]
     for (const buf of buffers) {
       const together = tryDecodeSnapshot(buf)
       expect(together.ok).toBe(true)
       expect(await tryDecodeSnapshotAsync(buf)).toEqual(together)
+    }
+  })
+
+  it('still reads format 3: every field, the stored digests, details as views of their parts', () => {
+    const pages: SyncedPage[] = [page(1, null, { typedListItem: '{"id": 1, "typed": true}' })]
+    for (let id = 2; id <= 40; id++) pages.push(page(id, id === 2 || id % 3 === 0 ? 1 : 2, { detail: `{"id": ${id}, "body": "${'déjà vu '.repeat(id)}"}` }))
+    const original = buildSnapshot(pages, { version: 4, syncedAt: 9, dialect: DIALECT })
+    const input = { pages: pagesOfSnapshot(original), dialect: DIALECT, ...ORIGIN, syncedAt: 9, version: 4, fingerprint: original.fingerprint }
+    for (const compression of ['brotli', 'gzip', 'none'] as const) {
+      const buf = encodeFormat3(input, { compression, detailPartBytes: 1000 })
+      expect(buf.readUInt8(7)).toBe(3)
+      const loaded = loadSnapshot(buf, ORIGIN)
+      if (!loaded.ok) throw new Error(loaded.reason)
+      expect(loaded.decoded.formatVersion).toBe(3)
+      expectSameSnapshot(loaded.snapshot, original)
+      expect(loaded.decoded.pages.map((p) => p.digest)).toEqual(original.pages.map((record) => record.digest))
+      const holders = new Set(loaded.decoded.pages.map((p) => (p.detail as Buffer).buffer))
+      expect(holders.size).toBeGreaterThan(1)
+      expect(holders.size).toBeLessThan(pages.length)
+      expect(decodeSnapshot(buf)?.pages).toEqual(pagesOfSnapshot(original))
     }
   })
 
@@ -252,8 +275,8 @@ describe('refusing what is not an intact snapshot', () => {
 
   it('refuses another format version, even correctly sealed', () => {
     const other = Buffer.from(buf)
-    other.writeUInt8(4, 7)
-    expect(tryDecodeSnapshot(reseal(other))).toEqual({ ok: false, reason: 'snapshot format version 4; this build reads versions 2 and 3' })
+    other.writeUInt8(5, 7)
+    expect(tryDecodeSnapshot(reseal(other))).toEqual({ ok: false, reason: 'snapshot format version 5; this build reads versions 2, 3 and 4' })
     expect(decodeSnapshot(forge({ version: 0, metadata: goodMetadata, pages: `${goodLine}\n` }))).toBeUndefined()
   })
 

@@ -17,20 +17,29 @@
  * stored uncompressed so that choosing among several stored snapshots costs a checksum, not a
  * decompression and a parse of each. Compression 0 stores the pages as they are.
  *
- * Format 3 (written): the metadata also holds `parts`, each part's stored and uncompressed
- * length, and the pages are those parts, each compressed on its own:
+ * Format 4 (written): the metadata also holds `parts`, each part's stored and uncompressed
+ * length, and `groups`, each group's page count and fields length; the pages are those parts,
+ * each compressed on its own, two per group of pages in tree order (`snapshot-groups.ts`):
  *
- * - the fields: one JSON array with a row per page in tree order, `[id, type, title, slug,
+ * - the group's head: its fields, one JSON array with a row per page, `[id, type, title, slug,
  *   showInMenus, seoTitle, searchDescription, parentId, digest, listItem bytes, typedListItem
- *   bytes (-1: none), detail bytes]`;
- * - the texts: every page's `listItem` and then its `typedListItem`, as UTF-8, in tree order;
- * - the details: every page's detail body, in tree order, in parts of about one slab
- *   (`json/byte-slabs.ts`) that end on a page boundary.
+ *   bytes (-1: none), detail bytes]` (as many bytes as the group table says), then its pages'
+ *   texts: each page's `listItem` and then its `typedListItem`, as UTF-8;
+ * - the group's details: its pages' detail bodies, at most one slab (`json/byte-slabs.ts`) unless
+ *   one page alone is larger.
  *
- * Loading then parses one small JSON text, not every body; each detail is a view of the part it
- * was decompressed into (the part is its slab), and each page keeps its stored digest, so nothing
- * is copied or hashed per page. The checksum over the whole buffer vouches for the bytes, and the
+ * A group's cuts depend only on its pages, and its parts only on its rows (a page's digest
+ * covers its texts and detail), so a whole save after a small change compresses the groups that
+ * change again and copies the stored bytes of every other (`snapshot-encoder.ts`).
+ *
+ * Loading then parses small JSON texts, not every body; each detail is a view of the part it was
+ * decompressed into (the part is its slab), and each page keeps its stored digest, so nothing is
+ * copied or hashed per page. The checksum over the whole buffer vouches for the bytes, and the
  * fingerprint, rebuilt from the digests, for their places.
+ *
+ * Format 3 (still read): the same rows and texts, but for the whole snapshot at once: one part of
+ * every page's fields row, one of every page's texts, then the details in parts of about one
+ * slab that end on a page boundary, with no group table.
  *
  * Format 2 (still read): the pages are newline-delimited JSON, one line per page in tree order: a
  * positional array `[id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId,
@@ -50,18 +59,20 @@ import { promisify } from 'node:util'
 import {
   brotliCompress, brotliDecompress, brotliDecompressSync, constants as zlib, gunzip, gunzipSync, gzip, type BrotliOptions, type ZlibOptions,
 } from 'node:zlib'
-import { SLAB_BYTES } from '../json/byte-slabs.js'
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
 import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
 import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
 
 /**
- * The format this build writes. 3: the pages in parts, each page's digest and detail bytes as
- * stored (docs/performance.md, "Warm start from Redis"). 2 is still read; a version-1 snapshot
- * could not be rebuilt to its own fingerprint (it hashed pages, not per-block digests).
+ * The format this build writes. 4: the pages in groups of parts, each compressed on its own, so
+ * that a whole save reuses what did not change (docs/performance.md, "Whole saves that reuse").
+ * 3 and 2 are still read; a version-1 snapshot could not be rebuilt to its own fingerprint (it
+ * hashed pages, not per-block digests).
  */
-const SNAPSHOT_FORMAT_VERSION = 3
+const SNAPSHOT_FORMAT_VERSION = 4
+/** The pages in parts, not grouped (docs/performance.md, "Warm start from Redis"): still read. */
+const PARTS_FORMAT_VERSION = 3
 /** Pages as JSON lines, each page's digest and detail computed again on load: still read. */
 const LINES_FORMAT_VERSION = 2
 
@@ -124,10 +135,6 @@ export interface SnapshotOrigin {
 
 const BROTLI_QUALITY = 4
 const GZIP_LEVEL = 6
-/** The async encoder lets requests run after this many pages. */
-const YIELD_EVERY_PAGES = 1024
-/** A details part ends before it would pass this (unless one page alone does): one slab (`byte-slabs.ts`). */
-const DETAIL_PART_BYTES = SLAB_BYTES
 
 /** The metadata's fields as stored (a patch's metadata starts with the same). */
 export function metadataFields(input: SnapshotMetadata): Record<string, unknown> {
@@ -162,7 +169,11 @@ const brotliOptions: BrotliOptions = {
 
 const gzipOptions: ZlibOptions = { level: GZIP_LEVEL }
 
-function frame(compression: SnapshotCompression, metadata: Buffer, rawLength: number, pages: Buffer): Buffer {
+/**
+ * The stored snapshot: header, metadata, then the stored `parts` one after another. The checksum
+ * is taken part by part and the buffer assembled in one copy.
+ */
+export function frame(compression: SnapshotCompression, metadata: Buffer, rawLength: number, parts: readonly Buffer[]): Buffer {
   if (rawLength > MAX_U32 || metadata.length > MAX_U32) throw new RangeError(`a snapshot of ${rawLength} bytes is too large to store`)
   const header = Buffer.alloc(HEADER_BYTES)
   MAGIC.copy(header, 0)
@@ -170,64 +181,19 @@ function frame(compression: SnapshotCompression, metadata: Buffer, rawLength: nu
   header.writeUInt8(compression === 'gzip' ? GZIP : compression === 'none' ? NONE : BROTLI, 8)
   header.writeUInt32BE(metadata.length, 9)
   header.writeUInt32BE(rawLength, 13)
-  createHash('sha256').update(header.subarray(0, HASHED_HEADER_BYTES)).update(metadata).update(pages).digest().copy(header, HASHED_HEADER_BYTES)
-  return Buffer.concat([header, metadata, pages])
+  const hash = createHash('sha256').update(header.subarray(0, HASHED_HEADER_BYTES)).update(metadata)
+  for (const part of parts) hash.update(part)
+  hash.digest().copy(header, HASHED_HEADER_BYTES)
+  return Buffer.concat([header, metadata, ...parts])
 }
 
-const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 const brotliCompressAsync = promisify(brotliCompress)
 const gzipAsync = promisify(gzip)
 
-function compressPart(compression: SnapshotCompression, raw: Buffer): Promise<Buffer> {
+/** One part as stored, compressed on libuv's thread pool (`none`: the part itself). */
+export function compressPart(compression: SnapshotCompression, raw: Buffer): Promise<Buffer> {
   if (compression === 'none') return Promise.resolve(raw)
   return compression === 'gzip' ? gzipAsync(raw, gzipOptions) : brotliCompressAsync(raw, brotliOptions)
-}
-
-/** One page's row in the fields part (format 3): its fields, digest and the byte lengths of its texts. */
-function fieldsRow(record: PageRecord, listItem: Buffer, typed: Buffer | undefined): string {
-  return JSON.stringify([
-    record.id, record.type, record.title, record.slug, record.showInMenus, record.seoTitle, record.searchDescription, record.parentId,
-    record.digest, listItem.length, typed === undefined ? -1 : typed.length, record.detail.length,
-  ])
-}
-
-/**
- * Encoding for a live server (format 3): the parts are gathered a slice of pages at a time with the
- * event loop let through in between, and each is compressed on libuv's thread pool.
- */
-async function encodeParts(metadata: SnapshotMetadata, records: readonly PageRecord[], options: EncodeOptions): Promise<Buffer> {
-  const compression = options.compression ?? 'brotli'
-  const rows: string[] = []
-  const texts: Buffer[] = []
-  const detailParts: Buffer[] = []
-  let pending: Buffer[] = []
-  let pendingBytes = 0
-  const closeDetailPart = () => {
-    if (pending.length > 0) detailParts.push(Buffer.concat(pending, pendingBytes))
-    pending = []
-    pendingBytes = 0
-  }
-  for (let index = 0; index < records.length; index++) {
-    const record = records[index]!
-    const listItem = Buffer.from(record.listItem, 'utf8')
-    const typed = record.typedListItem === undefined ? undefined : Buffer.from(record.typedListItem, 'utf8')
-    rows.push(fieldsRow(record, listItem, typed))
-    texts.push(listItem)
-    if (typed) texts.push(typed)
-    // Parts end on page boundaries, about a slab each: decoded, each part is the slab its pages' details stay in.
-    if (pendingBytes > 0 && pendingBytes + record.detail.length > DETAIL_PART_BYTES) closeDetailPart()
-    pending.push(record.detail)
-    pendingBytes += record.detail.length
-    if (index % YIELD_EVERY_PAGES === YIELD_EVERY_PAGES - 1) await yieldToEventLoop()
-  }
-  closeDetailPart()
-  const raws = [Buffer.from(`[${rows.join(',')}]`, 'utf8'), Buffer.concat(texts), ...detailParts]
-  const stored: Buffer[] = []
-  for (const raw of raws) stored.push(await compressPart(compression, raw))
-  const partTable = raws.map((raw, i) => [stored[i]!.length, raw.length])
-  const rawLength = raws.reduce((sum, raw) => sum + raw.length, 0)
-  const metadataJson = Buffer.from(JSON.stringify({ ...metadataFields(metadata), pageCount: records.length, parts: partTable }), 'utf8')
-  return frame(compression, metadataJson, rawLength, Buffer.concat(stored))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -246,13 +212,15 @@ interface Frame {
   readonly compression: number
   readonly rawLength: number
   readonly pages: Buffer
-  /** Format 3: each part's stored and uncompressed length, in order. */
+  /** Formats 3 and 4: each part's stored and uncompressed length, in order. */
   readonly parts?: readonly (readonly [stored: number, raw: number])[]
+  /** Format 4: each group's page count and the length of its fields (its head part begins with them). */
+  readonly groups?: readonly (readonly [pages: number, fieldsBytes: number])[]
 }
 
-/** The part table of a format-3 snapshot, or why it is not valid. */
-function readParts(value: unknown, storedLength: number, rawLength: number): [number, number][] | string {
-  if (!Array.isArray(value) || value.length < 2) return 'snapshot metadata has no valid part table'
+/** The part table of a format-3 or format-4 snapshot, or why it is not valid. */
+function readParts(value: unknown, storedLength: number, rawLength: number, fewest: number): [number, number][] | string {
+  if (!Array.isArray(value) || value.length < fewest) return 'snapshot metadata has no valid part table'
   let stored = 0
   let raw = 0
   const parts: [number, number][] = []
@@ -266,14 +234,31 @@ function readParts(value: unknown, storedLength: number, rawLength: number): [nu
   return parts
 }
 
+/** The group table of a format-4 snapshot, checked against its parts and page count, or why it is not valid. */
+function readGroups(value: unknown, parts: readonly (readonly [number, number])[], pageCount: number): [number, number][] | string {
+  if (!Array.isArray(value) || parts.length !== 2 * value.length) return 'snapshot metadata has no valid group table'
+  let pages = 0
+  const groups: [number, number][] = []
+  for (const [index, group] of (value as unknown[]).entries()) {
+    if (!Array.isArray(group) || group.length !== 2 || !isCount(group[0]) || !isCount(group[1])) return 'snapshot metadata has no valid group table'
+    if (group[1] > parts[2 * index]![1]) return `snapshot group #${index} is malformed`
+    pages += group[0]
+    groups.push([group[0], group[1]])
+  }
+  if (pages !== pageCount) return `snapshot groups hold ${pages} of its ${pageCount} pages`
+  return groups
+}
+
+const READ_VERSIONS = [LINES_FORMAT_VERSION, PARTS_FORMAT_VERSION, SNAPSHOT_FORMAT_VERSION]
+
 /** Checks magic, format version and checksum, and reads the metadata. */
 function readFrame(buf: Buffer): { ok: true; frame: Frame } | Refusal {
   if (!Buffer.isBuffer(buf)) return refuse('not a buffer')
   if (buf.length < MAGIC.length || !buf.subarray(0, MAGIC.length).equals(MAGIC)) return refuse('not a cms-shield snapshot (no CMSSHLD magic)')
   if (buf.length < HEADER_BYTES) return refuse(`truncated snapshot (${buf.length} bytes, shorter than its header)`)
   const formatVersion = buf.readUInt8(7)
-  if (formatVersion !== SNAPSHOT_FORMAT_VERSION && formatVersion !== LINES_FORMAT_VERSION) {
-    return refuse(`snapshot format version ${formatVersion}; this build reads versions ${LINES_FORMAT_VERSION} and ${SNAPSHOT_FORMAT_VERSION}`)
+  if (!READ_VERSIONS.includes(formatVersion)) {
+    return refuse(`snapshot format version ${formatVersion}; this build reads versions ${READ_VERSIONS.slice(0, -1).join(', ')} and ${READ_VERSIONS.at(-1)}`)
   }
   const digest = createHash('sha256').update(buf.subarray(0, HASHED_HEADER_BYTES)).update(buf.subarray(HEADER_BYTES)).digest()
   if (!digest.equals(buf.subarray(HASHED_HEADER_BYTES, HEADER_BYTES))) return refuse('snapshot checksum mismatch (corrupted or truncated)')
@@ -291,9 +276,14 @@ function readFrame(buf: Buffer): { ok: true; frame: Frame } | Refusal {
   if (typeof metadata === 'string') return refuse(metadata)
   const pages = buf.subarray(HEADER_BYTES + metadataLength)
   if (formatVersion === LINES_FORMAT_VERSION) return { ok: true, frame: { metadata, compression, rawLength, pages } }
-  const parts = readParts((parsed as Record<string, unknown>)['parts'], pages.length, rawLength)
+  const fields = parsed as Record<string, unknown>
+  // Format 3 has a fields and a texts part whatever it holds; format 4 none for no pages.
+  const parts = readParts(fields['parts'], pages.length, rawLength, formatVersion === PARTS_FORMAT_VERSION ? 2 : 0)
   if (typeof parts === 'string') return refuse(parts)
-  return { ok: true, frame: { metadata, compression, rawLength, pages, parts } }
+  if (formatVersion === PARTS_FORMAT_VERSION) return { ok: true, frame: { metadata, compression, rawLength, pages, parts } }
+  const groups = readGroups(fields['groups'], parts, metadata.pageCount)
+  if (typeof groups === 'string') return refuse(groups)
+  return { ok: true, frame: { metadata, compression, rawLength, pages, parts, groups } }
 }
 
 /**
@@ -336,8 +326,8 @@ export function tryDecodeSnapshot(buf: Buffer): DecodeResult {
   try {
     const result = readFrame(buf)
     if (!result.ok) return result
-    const { metadata, compression, rawLength, pages, parts } = result.frame
-    if (parts) return decodeParts(compression, pages, parts, metadata)
+    const { metadata, compression, rawLength, pages, parts, groups } = result.frame
+    if (parts) return decodeParts(compression, pages, parts, groups, metadata)
     const raw = inflate(compression, pages, rawLength)
     return Buffer.isBuffer(raw) ? parsePages(raw, metadata) : raw
   } catch (caught) {
@@ -354,14 +344,13 @@ function ownCopy(bytes: Buffer): Buffer {
   return copy
 }
 
+type PartTable = readonly (readonly [number, number])[]
+
 /**
- * Format 3: the fields part (one JSON array, a row per page), the texts part (every listing item's
- * UTF-8 bytes, in page order) and the details parts (every detail's bytes, in page order, a part
- * ending on a page boundary). Each page keeps the digest it was stored with and a view of its
- * detail in its part, so loading copies and hashes no page's bytes: the checksum over the whole
- * buffer already vouches for them, and the rebuilt fingerprint for the digests' places.
+ * Formats 3 and 4: the parts, decompressed one after another, then their pages
+ * ({@link pagesOfParts}).
  */
-function decodeParts(compression: number, stored: Buffer, parts: readonly (readonly [number, number])[], metadata: StoredMetadata): DecodeResult {
+function decodeParts(compression: number, stored: Buffer, parts: PartTable, groups: PartTable | undefined, metadata: StoredMetadata): DecodeResult {
   const raws: Buffer[] = []
   let at = 0
   for (const [storedLength, rawLength] of parts) {
@@ -370,7 +359,7 @@ function decodeParts(compression: number, stored: Buffer, parts: readonly (reado
     raws.push(raw)
     at += storedLength
   }
-  return pagesOfParts(compression, raws, metadata)
+  return pagesOfParts(compression, raws, groups, metadata)
 }
 
 const brotliDecompressAsync = promisify(brotliDecompress)
@@ -390,7 +379,7 @@ async function inflateAsync(compression: number, stored: Buffer, rawLength: numb
 }
 
 /**
- * {@link tryDecodeSnapshot} with the parts of a format-3 snapshot decompressed on libuv's thread
+ * {@link tryDecodeSnapshot} with the parts of a format-3 or format-4 snapshot decompressed on libuv's thread
  * pool, several at once: a start from Redis decompresses on the machine's other cores, and a
  * follower loading a whole snapshot keeps answering meanwhile. Never rejects.
  */
@@ -398,7 +387,7 @@ export async function tryDecodeSnapshotAsync(buf: Buffer): Promise<DecodeResult>
   try {
     const result = readFrame(buf)
     if (!result.ok) return result
-    const { metadata, compression, pages, parts } = result.frame
+    const { metadata, compression, pages, parts, groups } = result.frame
     if (!parts) return tryDecodeSnapshot(buf)
     const starts: number[] = []
     parts.reduce((at, [storedLength]) => (starts.push(at), at + storedLength), 0)
@@ -415,33 +404,63 @@ export async function tryDecodeSnapshotAsync(buf: Buffer): Promise<DecodeResult>
       }
     }
     await Promise.all(Array.from({ length: Math.min(PARALLEL_INFLATES, parts.length) }, worker))
-    return refusal ?? pagesOfParts(compression, raws, metadata)
+    return refusal ?? pagesOfParts(compression, raws, groups, metadata)
   } catch (caught) {
     return refuse(`malformed snapshot: ${describe(caught)}`)
   }
 }
 
-/** The pages of a format-3 snapshot from its parts, uncompressed (see {@link decodeParts}). */
-function pagesOfParts(compression: number, raws: Buffer[], metadata: StoredMetadata): DecodeResult {
-  const [fieldsPart, texts, ...details] = raws as [Buffer, Buffer, ...Buffer[]]
+/**
+ * The pages from the parts, uncompressed. Format 3: the fields part (one JSON array, a row per
+ * page), the texts part (every listing item's UTF-8 bytes, in page order) and the details parts
+ * (every detail's bytes, in page order, a part ending on a page boundary). Format 4: the same for
+ * each group, its fields and texts in one head part and its details in one part. Each page keeps
+ * the digest it was stored with and a view of its detail in its part, so loading copies and
+ * hashes no page's bytes: the checksum over the whole buffer already vouches for them, and the
+ * rebuilt fingerprint for the digests' places.
+ */
+function pagesOfParts(compression: number, raws: Buffer[], groups: PartTable | undefined, metadata: StoredMetadata): DecodeResult {
+  const { pageCount, ...rest } = metadata
   // Uncompressed parts are views of the stored buffer: each details part gets its own copy, so
   // that the pages do not keep the stored buffer alive.
-  if (compression === NONE) details.forEach((part, index) => (details[index] = ownCopy(part)))
-  const rows = JSON.parse(fieldsPart.toString('utf8')) as unknown
-  const { pageCount, ...rest } = metadata
-  if (!Array.isArray(rows) || rows.length !== pageCount) return refuse(`snapshot holds ${Array.isArray(rows) ? rows.length : 0} of its ${pageCount} pages`)
+  const own = (part: Buffer) => (compression === NONE ? ownCopy(part) : part)
   const pages = new Array<SyncedPage>(pageCount)
+  if (groups === undefined) {
+    const [fieldsPart, texts, ...details] = raws as [Buffer, Buffer, ...Buffer[]]
+    const rows = JSON.parse(fieldsPart.toString('utf8')) as unknown
+    if (!Array.isArray(rows) || rows.length !== pageCount) return refuse(`snapshot holds ${Array.isArray(rows) ? rows.length : 0} of its ${pageCount} pages`)
+    const why = readRows(rows, texts, details.map(own), pages, 0)
+    return why === undefined ? { ok: true, decoded: { ...rest, pages } } : refuse(why)
+  }
+  let first = 0
+  for (const [index, [count, fieldsBytes]] of groups.entries()) {
+    const head = raws[2 * index]!
+    const rows = JSON.parse(head.toString('utf8', 0, fieldsBytes)) as unknown
+    if (!Array.isArray(rows) || rows.length !== count) return refuse(`snapshot group #${index} holds ${Array.isArray(rows) ? rows.length : 0} of its ${count} pages`)
+    const why = readRows(rows, head.subarray(fieldsBytes), [own(raws[2 * index + 1]!)], pages, first)
+    if (why !== undefined) return refuse(why)
+    first += count
+  }
+  return { ok: true, decoded: { ...rest, pages } }
+}
+
+/**
+ * Decodes `rows` with their `texts` and `details` into `pages` from `pages[first]` on, or says
+ * why they do not fit together. Every text and every detail byte must belong to a page.
+ */
+function readRows(rows: readonly unknown[], texts: Buffer, details: readonly Buffer[], pages: SyncedPage[], first: number): string | undefined {
   let textAt = 0
   let part = 0
   let detailAt = 0
-  for (let index = 0; index < pageCount; index++) {
-    const row = rows[index] as unknown
-    if (!Array.isArray(row) || row.length !== FIELDS_ROW_LENGTH) return refuse(`snapshot page #${index} is malformed`)
-    const [id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, digest, listLength, typedLength, detailLength] = row as unknown[]
-    if (typeof digest !== 'string' || digest === '' || !isCount(listLength) || !isCount(detailLength)) return refuse(`snapshot page #${index} is malformed`)
-    if (typedLength !== -1 && !isCount(typedLength)) return refuse(`snapshot page #${index} is malformed`)
+  for (let row = 0; row < rows.length; row++) {
+    const index = first + row
+    const fields = rows[row] as unknown
+    if (!Array.isArray(fields) || fields.length !== FIELDS_ROW_LENGTH) return `snapshot page #${index} is malformed`
+    const [id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, digest, listLength, typedLength, detailLength] = fields as unknown[]
+    if (typeof digest !== 'string' || digest === '' || !isCount(listLength) || !isCount(detailLength)) return `snapshot page #${index} is malformed`
+    if (typedLength !== -1 && !isCount(typedLength)) return `snapshot page #${index} is malformed`
     const textEnd = textAt + listLength + (typedLength === -1 ? 0 : typedLength)
-    if (textEnd > texts.length) return refuse(`snapshot page #${index} runs past its texts`)
+    if (textEnd > texts.length) return `snapshot page #${index} runs past its texts`
     const listItem = texts.toString('utf8', textAt, textAt + listLength)
     const typedListItem = typedLength === -1 ? undefined : texts.toString('utf8', textAt + listLength, textEnd)
     textAt = textEnd
@@ -451,17 +470,17 @@ function pagesOfParts(compression: number, raws: Buffer[], metadata: StoredMetad
       detailAt = 0
     }
     const holder = details[part]
-    if (detailLength > 0 && (holder === undefined || detailAt + detailLength > holder.length)) return refuse(`snapshot page #${index} runs past its details`)
+    if (detailLength > 0 && (holder === undefined || detailAt + detailLength > holder.length)) return `snapshot page #${index} runs past its details`
     const detail = holder === undefined ? Buffer.alloc(0) : holder.subarray(detailAt, detailAt + detailLength)
     detailAt += detailLength
     const page = readPage([id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, listItem, '', ...(typedListItem === undefined ? [] : [typedListItem])])
-    if (!page) return refuse(`snapshot page #${index} is malformed`)
+    if (!page) return `snapshot page #${index} is malformed`
     pages[index] = { ...page, detail, digest }
   }
   if (textAt !== texts.length || part !== Math.max(details.length - 1, 0) || (details.length > 0 && detailAt !== details[part]!.length)) {
-    return refuse('snapshot has data after its last page')
+    return 'snapshot has data after its last page'
   }
-  return { ok: true, decoded: { ...rest, pages } }
+  return undefined
 }
 
 function parsePages(raw: Buffer, metadata: StoredMetadata): DecodeResult {
@@ -555,14 +574,6 @@ export function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): Snapshot
     version: snapshot.version,
     fingerprint: snapshot.fingerprint,
   }
-}
-
-/**
- * Encodes a live snapshot, stamped with the configuration it was synced under, without blocking
- * the event loop for long (see {@link encodeParts}).
- */
-export function encodeSnapshotOfAsync(snapshot: Snapshot, origin: SnapshotOrigin, options: EncodeOptions = {}): Promise<Buffer> {
-  return encodeParts(metadataOf(snapshot, origin), snapshot.pages, options)
 }
 
 /**

@@ -6,7 +6,8 @@ import {
 } from '../tree/random-tree.test-helper.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { followPatches, loadChain } from './patch-chain.js'
-import { tryDecodeSnapshot, encodeSnapshotOfAsync } from './snapshot-codec.js'
+import { tryDecodeSnapshot } from './snapshot-codec.js'
+import { encodeSnapshotOfAsync } from './snapshot-encoder.js'
 import { applyPatch, decodePatch, encodePatch, patchBetween, readPatchMetadata } from './snapshot-patch.js'
 
 const ORIGIN = { upstreamUrl: 'http://localhost', baseUrl: 'http://localhost' }

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot } from '../../test/helpers/snapshot-bytes.js'
+import { createSnapshotEncoder } from './snapshot-encoder.js'
 import { createSnapshotFile } from './snapshot-file.js'
 import { createSnapshotPersistence, type SnapshotTarget } from './snapshot-persistence.js'
 
@@ -73,6 +74,28 @@ describe('save', () => {
     expect(decoded).toMatchObject({ ...ORIGIN, version: 4, syncedAt: 1000, fingerprint: snapshot.fingerprint })
     expect(decoded?.pages).toEqual(pagesOfSnapshot(snapshot))
     expect(logger.messages('info')).toEqual(['snapshot: saved'])
+  })
+
+  it('a whole save compresses only the groups that changed since the last one, and logs how many it reused', async () => {
+    const pages: SyncedPage[] = [{ id: 1, parentId: null, type: 'home.HomePage', title: 'Home', slug: 'home', showInMenus: false, seoTitle: '', searchDescription: '', listItem: '{}', detail: '{}' }]
+    for (let id = 2; id <= 200; id++) {
+      pages.push({ id, parentId: 1, type: 'blog.BlogPage', title: `Post ${id}`, slug: `post-${id}`, showInMenus: false, seoTitle: '', searchDescription: '', listItem: `{"id": ${id}}`, detail: `{"id": ${id}, "body": "${'words '.repeat(50)}"}` })
+    }
+    const dialect = snapshotAt(1, 1).dialect
+    const first = buildSnapshot(pages, { version: 1, syncedAt: 1, dialect })
+    const second = buildSnapshot(pages.map((p) => (p.id === 100 ? { ...p, title: 'Edited', listItem: '{"id": 100, "edited": true}' } : p)), { version: 2, syncedAt: 2, dialect })
+    const file = memoryTarget('file')
+    const logger = recordingLogger()
+    const encoder = createSnapshotEncoder({ groupRule: { minBytes: 2000, oneIn: 4, maxBytes: 16_000 } })
+    const persistence = createSnapshotPersistence({ targets: [file.target], ...ORIGIN, logger, encoder, saveShare: 1 })
+    await persistence.save(first)
+    await persistence.save(second)
+    const saved = logger.lines.filter((line) => line.message === 'snapshot: saved').map((line) => line.details)
+    expect(saved).toHaveLength(2)
+    expect(saved[0]).toMatchObject({ reusedGroups: 0, groups: expect.any(Number) })
+    expect(saved[0]!['groups']).toBeGreaterThan(10)
+    expect(saved[1]).toMatchObject({ groups: saved[0]!['groups'], reusedGroups: (saved[0]!['groups'] as number) - 1 })
+    expect(decodeSnapshot(file.writes[1]!)?.pages).toEqual(pagesOfSnapshot(second))
   })
 
   it('a target whose write throws is logged; the others are still written and save resolves', async () => {

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
-import { carryOver, type SyncedPage } from '../../src/tree/build-snapshot.js'
+import { carryOver, pageDigest, type SyncedPage } from '../../src/tree/build-snapshot.js'
 import type { Snapshot } from '../../src/tree/snapshot.js'
 import {
   rebuildFromDecoded, tryDecodeSnapshot, type DecodedSnapshot, type EncodeOptions, type SnapshotMetadata, type SnapshotOrigin,
@@ -14,7 +14,8 @@ import {
 
 /**
  * The format version these bytes claim: 2, pages as JSON lines, which the codec still reads (it
- * writes 3, whose layout `snapshot-codec.test.ts` checks part by part).
+ * writes 4, whose layout `snapshot-codec.test.ts` checks part by part; {@link encodeFormat3}
+ * writes the 3 it also still reads).
  */
 export const SNAPSHOT_FORMAT_VERSION = 2
 
@@ -28,18 +29,7 @@ const HASHED_HEADER_BYTES = 17
 /** Encodes in one go, as the stored layout says (the production encoder streams). */
 export function encodeSnapshot(input: EncodeInput, options: EncodeOptions = {}): Buffer {
   const compression = options.compression ?? 'brotli'
-  const { dialect } = input
-  const metadata = Buffer.from(
-    JSON.stringify({
-      upstreamUrl: input.upstreamUrl, baseUrl: input.baseUrl, syncedAt: input.syncedAt, fullSyncedAt: input.fullSyncedAt ?? input.syncedAt,
-      version: input.version, fingerprint: input.fingerprint,
-      dialect: {
-        limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery,
-        nulInTextFilter: dialect.nulInTextFilter, notAcceptableText: dialect.notAcceptableText,
-      },
-      pageCount: input.pages.length,
-    }),
-  )
+  const metadata = Buffer.from(JSON.stringify({ ...metadataOf(input), pageCount: input.pages.length }))
   const raw = Buffer.from(input.pages.map((page) => `${JSON.stringify(pageLine(page))}\n`).join(''))
   const pages = compression === 'gzip'
     ? gzipSync(raw)
@@ -52,6 +42,61 @@ export function encodeSnapshot(input: EncodeInput, options: EncodeOptions = {}):
   header.writeUInt32BE(raw.length, 13)
   createHash('sha256').update(header.subarray(0, HASHED_HEADER_BYTES)).update(metadata).update(pages).digest().copy(header, HASHED_HEADER_BYTES)
   return Buffer.concat([header, metadata, pages])
+}
+
+/**
+ * Format 3 in one go, as the codec's doc comment describes it: a fields part (a row per page), a
+ * texts part, then the details in parts of at most `detailPartBytes` that end on a page boundary.
+ */
+export function encodeFormat3(input: EncodeInput, options: EncodeOptions & { readonly detailPartBytes?: number } = {}): Buffer {
+  const compression = options.compression ?? 'brotli'
+  const limit = options.detailPartBytes ?? 256 * 1024
+  const rows: unknown[] = []
+  const texts: Buffer[] = []
+  const detailParts: Buffer[][] = [[]]
+  let partBytes = 0
+  for (const page of input.pages) {
+    const listItem = Buffer.from(page.listItem)
+    const typed = page.typedListItem === undefined ? undefined : Buffer.from(page.typedListItem)
+    const detail = Buffer.from(page.detail)
+    rows.push([
+      page.id, page.type, page.title, page.slug, page.showInMenus, page.seoTitle, page.searchDescription, page.parentId,
+      page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail), listItem.length, typed === undefined ? -1 : typed.length, detail.length,
+    ])
+    texts.push(listItem, ...(typed === undefined ? [] : [typed]))
+    if (partBytes > 0 && partBytes + detail.length > limit) {
+      detailParts.push([])
+      partBytes = 0
+    }
+    detailParts.at(-1)!.push(detail)
+    partBytes += detail.length
+  }
+  const raws = [Buffer.from(JSON.stringify(rows)), Buffer.concat(texts), ...detailParts.map((part) => Buffer.concat(part))]
+  const compress = (raw: Buffer) => compression === 'none' ? raw : compression === 'gzip' ? gzipSync(raw) : brotliCompressSync(raw)
+  const stored = raws.map(compress)
+  const metadata = Buffer.from(JSON.stringify({ ...metadataOf(input), pageCount: input.pages.length, parts: raws.map((raw, i) => [stored[i]!.length, raw.length]) }))
+  const header = Buffer.alloc(HEADER_BYTES)
+  header.write('CMSSHLD', 0, 'latin1')
+  header.writeUInt8(3, 7)
+  header.writeUInt8(compression === 'gzip' ? 1 : compression === 'none' ? 0 : 2, 8)
+  header.writeUInt32BE(metadata.length, 9)
+  header.writeUInt32BE(raws.reduce((sum, raw) => sum + raw.length, 0), 13)
+  const hash = createHash('sha256').update(header.subarray(0, HASHED_HEADER_BYTES)).update(metadata)
+  for (const part of stored) hash.update(part)
+  hash.digest().copy(header, HASHED_HEADER_BYTES)
+  return Buffer.concat([header, metadata, ...stored])
+}
+
+function metadataOf(input: EncodeInput): Record<string, unknown> {
+  const { dialect } = input
+  return {
+    upstreamUrl: input.upstreamUrl, baseUrl: input.baseUrl, syncedAt: input.syncedAt, fullSyncedAt: input.fullSyncedAt ?? input.syncedAt,
+    version: input.version, fingerprint: input.fingerprint,
+    dialect: {
+      limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery,
+      nulInTextFilter: dialect.nulInTextFilter, notAcceptableText: dialect.notAcceptableText,
+    },
+  }
 }
 
 function pageLine(page: SyncedPage): unknown[] {
@@ -82,7 +127,7 @@ export function encodeSnapshotOf(snapshot: Snapshot, origin: SnapshotOrigin, opt
 /**
  * The decoded snapshot, or `undefined` for anything that is not an intact snapshot. Its pages in
  * the form {@link pagesOfSnapshot} gives (the detail as text, no digest), whichever format was
- * read: format 3 keeps each page's stored digest and a view of its detail bytes.
+ * read: formats 3 and 4 keep each page's stored digest and a view of its detail bytes.
  */
 export function decodeSnapshot(buf: Buffer): DecodedSnapshot | undefined {
   const result = tryDecodeSnapshot(buf)
