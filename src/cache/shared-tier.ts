@@ -1,6 +1,6 @@
 /**
  * Redis, when configured: the shared read-through tier, the cross-instance single flight and the
- * shared copy of the last good snapshot, over one command connection and one subscriber.
+ * shared copy of the last good snapshot (`redis-snapshot-target.ts`), over one command connection and one subscriber.
  * Without Redis settings there is no shared tier and everything lives in the process.
  * @module
  */
@@ -8,7 +8,7 @@ import type { Config } from '../config/load-config.js'
 import type { SnapshotTarget } from '../persist/snapshot-persistence.js'
 import { settleWithin } from '../deadline.js'
 import { createSharedFlight, type SharedFlight } from './shared-flight.js'
-import { boundedCommand } from './stores/bounded-command.js'
+import { createRedisSnapshotTarget } from './redis-snapshot-target.js'
 import { createRedisClient, createRedisStore, isRedisUp, type RedisClient, type RedisStore, type RedisStoreLogger } from './stores/redis-store.js'
 
 export interface SharedTier {
@@ -52,32 +52,12 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
     lockMs: config.upstreamTimeoutMs + 1000,
     commandTimeoutMs: config.redisCommandTimeoutMs,
   })
-  const snapshotKey = `${prefix}snapshot`
   // Snapshots are large: reading or writing one gets more time than a cache command. ioredis
   // bounds every command of a connection by its own `commandTimeout`, which would cut a snapshot
   // short at the cache's bound, so snapshots travel on a connection of their own with the longer one.
   const snapshotTimeoutMs = Math.max(2000, config.redisCommandTimeoutMs * 8)
   const snapshotClient = createRedisClient({ ...clientConfig, commandTimeoutMs: snapshotTimeoutMs })
-  const patchesKey = `${prefix}snapshot:patches`
-  const snapshotCommand = <T>(operation: string, command: () => Promise<T>) => boundedCommand(operation, command, snapshotTimeoutMs)
-  const snapshotTarget: SnapshotTarget = {
-    name: `redis:${snapshotKey}`,
-    // A failed or slow read is "nothing stored".
-    read: async () => (await snapshotCommand('get snapshot', () => snapshotClient.getBuffer(snapshotKey)).catch(() => null)) ?? undefined,
-    // A failed write throws, so that no patch is stored over a full snapshot Redis does not hold.
-    // The patches of the one before go after it: a reader between the two commands finds patches
-    // that do not apply to the new full snapshot, and ignores them (`patch-chain.ts`).
-    write: async (buf) => {
-      await snapshotCommand('set snapshot', () => snapshotClient.set(snapshotKey, buf))
-      await snapshotCommand('del snapshot patches', () => snapshotClient.del(patchesKey))
-    },
-    patches: {
-      // RPUSH answers the list's new length: anything but `position + 1` means the list is not the
-      // one this instance wrote (Redis lost it, or another instance stored a full snapshot since).
-      append: async (buf, position) => (await snapshotCommand('rpush snapshot patch', () => snapshotClient.rpush(patchesKey, buf))) === position + 1,
-      read: (position) => snapshotCommand('lrange snapshot patches', () => snapshotClient.lrangeBuffer(patchesKey, position, -1)),
-    },
-  }
+  const snapshotTarget = createRedisSnapshotTarget({ client: snapshotClient, prefix, timeoutMs: snapshotTimeoutMs, logger })
   return {
     client,
     subscriber,

@@ -79,6 +79,8 @@ const LINES_FORMAT_VERSION = 2
 const MAGIC = Buffer.from('CMSSHLD', 'latin1')
 const HASHED_HEADER_BYTES = 17
 const HEADER_BYTES = HASHED_HEADER_BYTES + 32
+/** Bytes before the metadata: an encoder's first chunk holds them (`snapshot-encoder.ts`). */
+export const FRAME_HEADER_BYTES = HEADER_BYTES
 const NONE = 0
 const GZIP = 1
 const BROTLI = 2

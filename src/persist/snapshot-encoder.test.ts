@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { buildSnapshot, carryOver, patchSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
 import { loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
-import { createSnapshotEncoder, encodeSnapshotOfAsync } from './snapshot-encoder.js'
+import { createSnapshotEncoder, encodeSnapshotOfAsync, type EncodedSnapshot, type SnapshotChunk } from './snapshot-encoder.js'
 import { groupEnds, type GroupRule } from './snapshot-groups.js'
 
 const ORIGIN = { upstreamUrl: 'https://cms.example.com/wagtail', baseUrl: 'https://api.example.com' }
@@ -283,5 +283,61 @@ describe('reusing the previous encoding', () => {
       }),
       { numRuns: 40 },
     )
+  })
+})
+
+/** The chunks cover `buf` in order without gaps, and each digest is the SHA-256 of its bytes. */
+function expectChunksCover(encoded: EncodedSnapshot): readonly SnapshotChunk[] {
+  const chunks = encoded.chunks!
+  let at = 0
+  for (const chunk of chunks) {
+    expect(chunk.offset).toBe(at)
+    expect(chunk.length).toBeGreaterThan(0)
+    expect(chunk.digest).toBe(createHash('sha256').update(encoded.buf.subarray(chunk.offset, chunk.offset + chunk.length)).digest('base64url'))
+    at += chunk.length
+  }
+  expect(at).toBe(encoded.buf.length)
+  return chunks
+}
+
+describe('chunks', () => {
+  it('cover the buffer in order, each known by the SHA-256 of its bytes, one per group after the metadata', async () => {
+    for (const compression of ['brotli', 'gzip'] as const) {
+      const encoded = await createSnapshotEncoder({ groupRule: SMALL_GROUPS }).encode(build(treePages(300)), ORIGIN, { compression })
+      const chunks = expectChunksCover(encoded)
+      expect(chunks.length).toBeGreaterThan(encoded.groups)
+    }
+  })
+
+  it('a whole save after a one-page edit shares every chunk but the metadata\'s first, a table piece or two and the edited group', async () => {
+    const first = build(treePages(300))
+    const encoder = createSnapshotEncoder({ groupRule: SMALL_GROUPS })
+    const before = expectChunksCover(await encoder.encode(first, ORIGIN))
+    const after = expectChunksCover(await encoder.encode(retitled(first, 150, 'Retitled'), ORIGIN))
+    const known = new Set(before.map((chunk) => chunk.digest))
+    const fresh = after.filter((chunk) => !known.has(chunk.digest))
+    expect(fresh.length).toBeGreaterThanOrEqual(2)
+    expect(fresh.length).toBeLessThanOrEqual(5)
+    expect(fresh.reduce((sum, chunk) => sum + chunk.length, 0)).toBeLessThan(after.at(-1)!.offset / 5)
+  })
+
+  it('a reused group keeps its chunk digest: the group chunks of an edit are the previous ones but the edited group\'s', async () => {
+    const first = build(treePages(300))
+    const encoder = createSnapshotEncoder({ groupRule: SMALL_GROUPS })
+    const before = await encoder.encode(first, ORIGIN)
+    const same = await encoder.encode(first, ORIGIN)
+    expect(same.reused).toBe(same.groups)
+    expect(same.chunks).toEqual(before.chunks)
+    const after = await encoder.encode(retitled(first, 150, 'Retitled'), ORIGIN)
+    const groupChunks = (encoded: EncodedSnapshot) => encoded.chunks!.slice(-encoded.groups).map((chunk) => chunk.digest)
+    const changed = groupChunks(after).filter((digest, index) => digest !== groupChunks(before)[index])
+    expect(after.groups).toBe(before.groups)
+    expect(changed).toHaveLength(after.groups - after.reused)
+    expect(changed).toHaveLength(1)
+  })
+
+  it('none without compression: the buffer is written whole', async () => {
+    const encoded = await createSnapshotEncoder().encode(build(treePages(30)), ORIGIN, { compression: 'none' })
+    expect(encoded.chunks).toBeUndefined()
   })
 })

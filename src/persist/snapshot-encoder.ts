@@ -23,13 +23,29 @@
 import { createHash } from 'node:crypto'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
 import {
-  compressPart, frame, metadataFields, metadataOf, type EncodeOptions, type SnapshotCompression, type SnapshotOrigin,
+  compressPart, frame, FRAME_HEADER_BYTES, metadataFields, metadataOf, type EncodeOptions, type SnapshotCompression, type SnapshotOrigin,
 } from './snapshot-codec.js'
-import { GROUP_RULE, groupEnds, type GroupRule } from './snapshot-groups.js'
+import { endsGroup, GROUP_RULE, groupEnds, type GroupRule } from './snapshot-groups.js'
+
+/** A range of an encoding's bytes, known by the SHA-256 of those bytes (base64url). */
+export interface SnapshotChunk {
+  readonly offset: number
+  readonly length: number
+  readonly digest: string
+}
 
 /** One encoding, and how much of it came from the previous one. */
 export interface EncodedSnapshot {
   readonly buf: Buffer
+  /**
+   * `buf` cut into chunks, in order and without gaps: the header and the metadata's first fields
+   * (new at each save), the metadata's part and group tables in pieces of about 32 groups, then
+   * one chunk per group of pages (its head and details parts, which lie next to each other). A
+   * store that keeps chunks by digest receives only the new ones (`cache/redis-snapshot-target.ts`,
+   * docs/performance.md, "Whole saves sent by chunk"). None for `compression: 'none'`, whose
+   * groups are not kept: its buffer is written whole.
+   */
+  readonly chunks?: readonly SnapshotChunk[]
   /** Groups of pages stored. */
   readonly groups: number
   /** Of those, groups whose stored parts were kept from the previous encoding (not compressed again). */
@@ -56,6 +72,8 @@ interface StoredGroup {
   readonly headRaw: number
   readonly details: Buffer
   readonly detailsRaw: number
+  /** SHA-256 of `head` then `details` (base64url): the group's chunk, hashed once when compressed. */
+  readonly digest: string
 }
 
 /** The encoder lets requests run after about this many pages gathered. */
@@ -66,6 +84,15 @@ const YIELD_EVERY_PAGES = 1024
  * decompression or from DNS and file work.
  */
 const PARALLEL_COMPRESSIONS = 2
+
+/**
+ * The metadata's part and group tables are cut after a group whose key hits 1 in this many: a
+ * one-page edit changes one group's entries, so a store that keeps chunks receives a piece of
+ * about 32 groups' entries (under 1 KB) again, not the whole tables (about 45 KB at 100,000
+ * pages), while each piece costs the manifest 36 bytes. The cuts depend on the groups' keys, not
+ * on their positions, so an inserted group moves no other cut.
+ */
+const METADATA_ONE_IN = 32
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve))
 
@@ -149,7 +176,9 @@ export function createSnapshotEncoder(options: SnapshotEncoderOptions = {}): Sna
           // Handled at once: a failure is reported after the loop, never as an unhandled rejection.
           const task: Promise<void> = Promise.all([compressPart(compression, head), compressPart(compression, details)])
             .then(([storedHead, storedDetails]) => {
-              stored[index] = { pages: group.length, fieldsBytes, head: storedHead, headRaw: head.length, details: storedDetails, detailsRaw: details.length }
+              // Uncompressed parts are not kept, and their group is no chunk: no need to hash them.
+              const digest = compression === 'none' ? '' : createHash('sha256').update(storedHead).update(storedDetails).digest('base64url')
+              stored[index] = { pages: group.length, fieldsBytes, head: storedHead, headRaw: head.length, details: storedDetails, detailsRaw: details.length, digest }
             })
             .catch((caught: unknown) => void (failure ??= { caught }))
             .finally(() => running.delete(task))
@@ -171,27 +200,66 @@ export function createSnapshotEncoder(options: SnapshotEncoderOptions = {}): Sna
         byRecords: new Map(recordsKeys.map((recordsKey, index) => [recordsKey, { key: keys[index]!, group: stored[index]! }])),
       }
       const parts: Buffer[] = []
-      const partTable: [number, number][] = []
       let rawLength = 0
       for (const group of stored) {
         parts.push(group.head, group.details)
-        partTable.push([group.head.length, group.headRaw], [group.details.length, group.detailsRaw])
         rawLength += group.headRaw + group.detailsRaw
       }
-      const metadata = Buffer.from(
-        JSON.stringify({
-          ...metadataFields(metadataOf(snapshot, origin)), pageCount: records.length, parts: partTable,
-          groups: stored.map((group) => [group.pages, group.fieldsBytes]),
-        }),
-        'utf8',
-      )
-      return { buf: frame(compression, metadata, rawLength, parts), groups: stored.length, reused }
+      const pieces = metadataPieces(snapshot, origin, stored, keys)
+      const buf = frame(compression, Buffer.from(pieces.join(''), 'utf8'), rawLength, parts)
+      const encoded = { buf, groups: stored.length, reused }
+      return compression === 'none' ? encoded : { ...encoded, chunks: chunksOf(buf, pieces, stored) }
     },
 
     forget() {
       kept = undefined
     },
   }
+}
+
+/**
+ * The metadata as stored (the fields, the page count, the part and group tables: what
+ * `JSON.stringify` would give), in pieces: the fields, then the tables cut after the groups whose
+ * key hits {@link METADATA_ONE_IN}.
+ */
+function metadataPieces(snapshot: Snapshot, origin: SnapshotOrigin, stored: readonly StoredGroup[], keys: readonly string[]): string[] {
+  const fields = JSON.stringify({ ...metadataFields(metadataOf(snapshot, origin)), pageCount: snapshot.pages.length })
+  const pieces = [`${fields.slice(0, -1)},"parts":[`]
+  const cuts = keys.map((key) => endsGroup(key, METADATA_ONE_IN))
+  const table = (entry: (group: StoredGroup) => string, close: string) => {
+    let piece = ''
+    for (const [index, group] of stored.entries()) {
+      piece += `${index > 0 ? ',' : ''}${entry(group)}`
+      if (cuts[index]) {
+        pieces.push(piece)
+        piece = ''
+      }
+    }
+    pieces.push(piece + close)
+  }
+  table((group) => `[${group.head.length},${group.headRaw}],[${group.details.length},${group.detailsRaw}]`, '],"groups":[')
+  table((group) => `[${group.pages},${group.fieldsBytes}]`, ']}')
+  return pieces
+}
+
+/** The chunks of a framed encoding: the header with the first metadata piece, each further piece, each group. */
+function chunksOf(buf: Buffer, pieces: readonly string[], stored: readonly StoredGroup[]): SnapshotChunk[] {
+  const chunks: SnapshotChunk[] = []
+  const hashed = (offset: number, length: number) => {
+    chunks.push({ offset, length, digest: createHash('sha256').update(buf.subarray(offset, offset + length)).digest('base64url') })
+    return offset + length
+  }
+  let at = 0
+  for (const [index, piece] of pieces.entries()) {
+    const length = Buffer.byteLength(piece, 'utf8') + (index === 0 ? FRAME_HEADER_BYTES : 0)
+    if (length > 0) at = hashed(at, length)
+  }
+  for (const group of stored) {
+    const length = group.head.length + group.details.length
+    chunks.push({ offset: at, length, digest: group.digest })
+    at += length
+  }
+  return chunks
 }
 
 /** Encodes a live snapshot with an encoder of its own (nothing reused): tests and tools. */

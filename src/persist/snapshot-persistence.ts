@@ -17,7 +17,7 @@ import { settleWithin, TimeoutError } from '../deadline.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LogSink } from '../observability/log-sink.js'
 import { originMismatch, readSnapshotMetadata, type EncodeOptions, type SnapshotOrigin, type StoredMetadata } from './snapshot-codec.js'
-import { createSnapshotEncoder, type EncodedSnapshot, type SnapshotEncoder } from './snapshot-encoder.js'
+import { createSnapshotEncoder, type EncodedSnapshot, type SnapshotChunk, type SnapshotEncoder } from './snapshot-encoder.js'
 import { chainFrom, loadStoredChainAsync } from './patch-chain.js'
 import { encodePatch, patchBetween } from './snapshot-patch.js'
 
@@ -29,10 +29,21 @@ export interface SnapshotTarget {
   readonly name: string
   /** The stored bytes, or `undefined` when nothing is stored. May throw: the target is then skipped. */
   read(): Promise<Buffer | undefined>
-  /** Stores the bytes of a full snapshot, and empties the patch log. Should not throw; if it does, the failure is logged. */
-  write(buf: Buffer): Promise<void>
+  /**
+   * Stores the bytes of a full snapshot, and empties the patch log. Should not throw; if it does,
+   * the failure is logged. `chunks`, when the encoder gives them, cut `buf` into ranges known by
+   * their digest: a target that keeps chunks by content stores only the new ones (the Redis
+   * target); others ignore them. It may answer what it sent, for the log.
+   */
+  write(buf: Buffer, chunks?: readonly SnapshotChunk[]): Promise<SnapshotWriteReport | void>
   /** Where the target keeps patches after its full snapshot; without one, every change is stored whole. */
   readonly patches?: PatchLog
+}
+
+/** What a target sent to store a whole snapshot (the Redis target: the manifest and the chunks it lacked). */
+export interface SnapshotWriteReport {
+  readonly sentBytes: number
+  readonly sentChunks: number
 }
 
 /** The patches stored after a target's full snapshot, oldest first. */
@@ -206,11 +217,13 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       return undefined
     }
     const encodeMs = now() - started
-    const { buf } = encoded
+    const { buf, chunks } = encoded
+    const sent: Record<string, SnapshotWriteReport> = {}
     const written = await Promise.all(
       targets.map(async (target) => {
         try {
-          await target.write(buf)
+          const report = await target.write(buf, chunks)
+          if (report) sent[target.name] = report
           return true
         } catch (caught) {
           logger.warn({ err: caught, target: target.name, version: snapshot.version }, 'snapshot: write failed')
@@ -224,7 +237,7 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       {
         version: snapshot.version, pages: snapshot.pages.length, bytes: buf.length, encodeMs, groups: encoded.groups, reusedGroups: encoded.reused,
         durationMs: now() - started,
-        ...(heldMs > 0 ? { heldMs } : {}), targets: targets.map((t) => t.name),
+        ...(heldMs > 0 ? { heldMs } : {}), targets: targets.map((t) => t.name), ...(Object.keys(sent).length > 0 ? { sent } : {}),
       },
       'snapshot: saved',
     )
