@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { decodeSnapshot, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot } from '../../test/helpers/snapshot-bytes.js'
-import { createSnapshotEncoder } from './snapshot-encoder.js'
+import { createSnapshotEncoder, type SnapshotChunk } from './snapshot-encoder.js'
 import { createSnapshotFile } from './snapshot-file.js'
 import { createSnapshotPersistence, type SnapshotTarget } from './snapshot-persistence.js'
 
@@ -96,6 +96,26 @@ describe('save', () => {
     expect(saved[0]!['groups']).toBeGreaterThan(10)
     expect(saved[1]).toMatchObject({ groups: saved[0]!['groups'], reusedGroups: (saved[0]!['groups'] as number) - 1 })
     expect(decodeSnapshot(file.writes[1]!)?.pages).toEqual(pagesOfSnapshot(second))
+  })
+
+  it('hands each target the encoding\'s chunks, and logs what a target says it sent', async () => {
+    const seen: Array<readonly SnapshotChunk[] | undefined> = []
+    const chunked: SnapshotTarget = {
+      name: 'chunked',
+      read: async () => undefined,
+      write: async (buf, chunks) => {
+        seen.push(chunks)
+        return { sentBytes: buf.length, sentChunks: chunks?.length ?? 0 }
+      },
+    }
+    const plain = memoryTarget('plain')
+    const logger = recordingLogger()
+    const persistence = createSnapshotPersistence({ targets: [chunked, plain.target], ...ORIGIN, logger })
+    await persistence.save(snapshotAt(1, 1))
+    const chunks = seen[0]!
+    expect(chunks.reduce((at, chunk) => (expect(chunk.offset).toBe(at), at + chunk.length), 0)).toBe(plain.writes[0]!.length)
+    const saved = logger.lines.find((line) => line.message === 'snapshot: saved')!.details
+    expect(saved['sent']).toEqual({ chunked: { sentBytes: plain.writes[0]!.length, sentChunks: chunks.length } })
   })
 
   it('a target whose write throws is logged; the others are still written and save resolves', async () => {

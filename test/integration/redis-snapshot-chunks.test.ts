@@ -2,11 +2,18 @@ import { createHash, randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CHUNK_GRACE_MS, createRedisSnapshotTarget, PENDING_CHUNK_MS } from '../../src/cache/redis-snapshot-target.js'
+import { createSharedTier, type SharedTier } from '../../src/cache/shared-tier.js'
+import { loadConfig } from '../../src/config/load-config.js'
 import { encodeManifest } from '../../src/persist/chunk-manifest.js'
 import type { SnapshotChunk } from '../../src/persist/snapshot-encoder.js'
-import type { SnapshotTarget } from '../../src/persist/snapshot-persistence.js'
+import { createSnapshotPersistence, type SnapshotTarget } from '../../src/persist/snapshot-persistence.js'
+import { buildSnapshot, type SyncedPage } from '../../src/tree/build-snapshot.js'
+import type { Snapshot } from '../../src/tree/snapshot.js'
+import { DEFAULT_DIALECT } from '../helpers/make-snapshot.js'
 import { recordingLogger } from '../helpers/recording-logger.js'
-import { startRedis, type RedisServer } from '../helpers/redis-server.js'
+import { sharedRedisUrl, startRedis, type RedisServer } from '../helpers/redis-server.js'
+
+const ORIGIN = { upstreamUrl: 'http://127.0.0.1:9/api/v2/', baseUrl: 'http://127.0.0.1:8080' }
 
 const CHUNK_BYTES = 64 * 1024
 const CHUNKS = 24
@@ -158,5 +165,55 @@ describe('a snapshot in Redis, stored by chunk', () => {
     expect(pending).toBeGreaterThan(CHUNK_GRACE_MS)
     expect(pending).toBeLessThanOrEqual(PENDING_CHUNK_MS)
     expect((await writer.read())?.equals(a.buf)).toBe(true)
+  })
+})
+
+describe('whole saves through the shared tier, by chunk', () => {
+  let tier: SharedTier
+  let prefix: string
+
+  beforeAll(async () => {
+    prefix = `snapshot-chunks-${process.pid}-${Date.now()}:`
+    const config = loadConfig({ UPSTREAM_URL: ORIGIN.upstreamUrl, BASE_URL: ORIGIN.baseUrl, REDIS_URL: await sharedRedisUrl(), REDIS_PREFIX: prefix })
+    tier = createSharedTier(config, { info: () => undefined, warn: () => undefined }, Date.now)!
+    expect(await tier.waitUntilUp(5_000)).toBe(true)
+  })
+
+  afterAll(async () => {
+    if (tier === undefined) return
+    const keys = await tier.client.keys(`${prefix}*`)
+    if (keys.length > 0) await tier.client.unlink(...keys)
+    await tier.close()
+  })
+
+  /** 3,000 pages of ~2 KB details: a few dozen groups. */
+  function site(version: number, edited?: number): Snapshot {
+    const pages: SyncedPage[] = [{ id: 1, parentId: null, type: 'home.HomePage', title: 'Home', slug: 'home', showInMenus: false, seoTitle: '', searchDescription: '', listItem: '{}', detail: '{}' }]
+    for (let id = 2; id <= 3000; id++) {
+      const title = id === edited ? `Post ${id} (edited)` : `Post ${id}`
+      const body = createHash('sha256').update(String(id)).digest('hex').repeat(30)
+      pages.push({ id, parentId: 1, type: 'blog.BlogPage', title, slug: `post-${id}`, showInMenus: false, seoTitle: '', searchDescription: '', listItem: `{"id": ${id}, "title": "${title}"}`, detail: `{"id": ${id}, "title": "${title}", "body": "${body}"}` })
+    }
+    return buildSnapshot(pages, { version, syncedAt: version, dialect: DEFAULT_DIALECT })
+  }
+
+  it('a whole save after a one-page edit sends Redis a small part of the snapshot, and a new instance loads it', async () => {
+    const lines: Array<{ message: string; details: Record<string, unknown> }> = []
+    const logger = { info: (details: object, message: string) => void lines.push({ message, details: details as Record<string, unknown> }), warn: () => undefined }
+    const leader = createSnapshotPersistence({ targets: [tier.snapshotTarget], ...ORIGIN, logger, saveShare: 1, patchesPerFull: 0 })
+    await leader.save(site(1))
+    const edited = site(2, 1500)
+    await leader.save(edited)
+    const [first, second] = lines.filter((line) => line.message === 'snapshot: saved').map((line) => line.details)
+    const sent = (details: Record<string, unknown> | undefined) => (details!['sent'] as Record<string, { sentBytes: number; sentChunks: number }>)[tier.snapshotTarget.name]!
+    expect(sent(first).sentBytes).toBeGreaterThan(first!['bytes'] as number)
+    expect(second!['groups']).toBeGreaterThan(10)
+    expect(second!['reusedGroups']).toBe((second!['groups'] as number) - 1)
+    expect(sent(second).sentChunks).toBeLessThanOrEqual(5)
+    expect(sent(second).sentBytes).toBeLessThan((second!['bytes'] as number) / 5)
+
+    const starting = createSnapshotPersistence({ targets: [tier.snapshotTarget], ...ORIGIN, logger: { info: () => undefined, warn: () => undefined } })
+    const loaded = await starting.loadNewest()
+    expect(loaded?.snapshot.fingerprint).toBe(edited.fingerprint)
   })
 })
