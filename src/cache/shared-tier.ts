@@ -57,7 +57,7 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
   // short at the cache's bound, so snapshots travel on a connection of their own with the longer one.
   const snapshotTimeoutMs = Math.max(2000, config.redisCommandTimeoutMs * 8)
   const snapshotClient = createRedisClient({ ...clientConfig, commandTimeoutMs: snapshotTimeoutMs })
-  const snapshotTarget = createRedisSnapshotTarget({ client: snapshotClient, prefix, timeoutMs: snapshotTimeoutMs, logger })
+  const snapshotTarget = createRedisSnapshotTarget({ client: snapshotClient, prefix, timeoutMs: snapshotTimeoutMs, logger, now })
   return {
     client,
     subscriber,

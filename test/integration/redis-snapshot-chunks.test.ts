@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CHUNK_GRACE_MS, createRedisSnapshotTarget, PENDING_CHUNK_MS } from '../../src/cache/redis-snapshot-target.js'
+import { CHUNK_GRACE_MS, createRedisSnapshotTarget, PENDING_CHUNK_MS, TRUST_MS } from '../../src/cache/redis-snapshot-target.js'
 import { createSharedTier, type SharedTier } from '../../src/cache/shared-tier.js'
 import { loadConfig } from '../../src/config/load-config.js'
 import { encodeManifest } from '../../src/persist/chunk-manifest.js'
@@ -105,6 +105,25 @@ describe('a snapshot in Redis, stored by chunk', () => {
     const other = target(prefix)
     await other.write(a.buf, a.chunks)
     expect((await other.read())?.equals(a.buf)).toBe(true)
+  })
+
+  it('a chunk lost behind the writer\'s back is stored again once the writer stops trusting its own manifest', async () => {
+    let clock = 0
+    prefix = `chunks-${run++}:`
+    const writer = createRedisSnapshotTarget({ client, prefix, timeoutMs: 5000, logger, now: () => clock })
+    const parts = Array.from({ length: 6 }, () => randomBytes(1024))
+    const a = chunked(parts)
+    await writer.write(a.buf, a.chunks)
+    // Evicted, say: the writer, which stored it, does not ask about it again within TRUST_MS.
+    await admin.del(chunkKey(a.chunks[2]!.digest))
+    const b = chunked([randomBytes(1024), ...parts.slice(1)])
+    clock = TRUST_MS - 1
+    expect(await writer.write(b.buf, b.chunks)).toMatchObject({ sentChunks: 1 })
+    expect(await writer.read()).toBeUndefined()
+    clock = TRUST_MS
+    const c = chunked([randomBytes(1024), ...parts.slice(1)])
+    expect(await writer.write(c.buf, c.chunks)).toMatchObject({ sentChunks: 2 })
+    expect((await writer.read())?.equals(c.buf)).toBe(true)
   })
 
   it('a chunk that does not match its digest is read as nothing stored', async () => {
