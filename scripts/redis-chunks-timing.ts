@@ -6,7 +6,8 @@
  *
  * Loads the file, encodes it and writes it through the Redis target (every chunk is new), retitles
  * one page in the middle (as a refresh does), encodes with the same encoder and writes again. For
- * each write: the bytes the target sent, Redis's `total_net_input_bytes` delta (noisy if others
+ * each write (and the same edited snapshot written again by a target that trusts no manifest, as
+ * another instance would): the bytes the target sent, Redis's `total_net_input_bytes` delta (noisy if others
  * use that Redis), the commands and pipelines sent and the time. Then reads the snapshot back
  * through the target (GET of the manifest, MGET of the chunks, digests checked) against a GET of
  * the same bytes stored whole. Every key is under a prefix of its own, removed at the end.
@@ -68,11 +69,14 @@ const counting = new Proxy(client, {
     }
   },
 })
-const target = createRedisSnapshotTarget({ client: counting, prefix, timeoutMs: 30_000, logger: { info: () => undefined, warn: (details, message) => console.warn(message, details) } })
+const targetOptions = { client: counting, prefix, timeoutMs: 30_000, logger: { info: () => undefined, warn: (details: object, message: string) => console.warn(message, details) } }
+let target = createRedisSnapshotTarget(targetOptions)
 const inputBytes = async () => Number(/total_net_input_bytes:(\d+)/.exec(await admin.info('stats'))![1])
 const encoder = createSnapshotEncoder()
 
-async function save(label: string, next: Snapshot) {
+async function save(label: string, next: Snapshot, fresh = false) {
+  // Another instance (or this one after TRUST_MS): it trusts no manifest, and asks about every chunk.
+  if (fresh) target = createRedisSnapshotTarget(targetOptions)
   const encodeStarted = performance.now()
   const encoded = await encoder.encode(next, origin)
   const encodeMs = performance.now() - encodeStarted
@@ -94,6 +98,7 @@ try {
   await save('first whole save (every chunk new)', snapshot)
   const edited = retitled(snapshot)
   const buf = await save('whole save after a one-page edit', edited)
+  await save('the same whole save by another instance (nothing new; every chunk asked about)', edited, true)
   await admin.set(`${prefix}whole`, buf)
   for (let round = 0; round < Number(values.rounds); round++) {
     let started = performance.now()

@@ -14,8 +14,8 @@
  * 3. SET the missing ones with an expiry ({@link PENDING_CHUNK_MS}): a writer that dies before
  *    step 4 leaks nothing for long;
  * 4. SET the manifest, then DEL the patch log;
- * 5. PERSIST the chunks of step 2, and expire after {@link CHUNK_GRACE_MS} those only the
- *    previous manifest named.
+ * 5. PERSIST the chunks of step 2 that had an expiry or were missing, and expire after
+ *    {@link CHUNK_GRACE_MS} those only the previous manifest named.
  *
  * A reader never gets a partial buffer: a chunk missing, short or not matching its digest is
  * "nothing stored", and the start syncs from the CMS. A whole buffer at the key (an earlier
@@ -25,8 +25,9 @@
  * stored and persisted, so it asks only about the new ones (and about all of them once
  * {@link TRUST_MS} has passed). Should two instances write at once
  * (the lease forbids it, but a paused leader may not know it lost it), a manifest may end up
- * naming a chunk the other expired: readers then find it missing and sync from the CMS, and the
- * next whole save, which trusts only its own previous manifest, stores it again.
+ * naming a chunk the other expired: readers then find it missing and sync from the CMS, until a
+ * whole save that asks about every chunk (one that did not write the manifest at the key, or
+ * after {@link TRUST_MS}) stores it again.
  * @module
  */
 import { createHash } from 'node:crypto'
@@ -60,7 +61,7 @@ const REUSE_MARGIN_MS = 60_000
  * A writer trusts the manifest it wrote last (its chunks were stored and persisted then) for at
  * most this long after it last asked about every chunk: a chunk lost since (evicted under an
  * `allkeys-*` policy, deleted by hand) is stored again by the next whole save after that, at the
- * cost of naming every chunk once (about 110 KB of commands at 100,000 pages).
+ * cost of asking the TTL of every chunk once (about 110 KB of commands at 100,000 pages, docs/performance.md).
  */
 export const TRUST_MS = 60 * 60_000
 
@@ -152,7 +153,9 @@ export function createRedisSnapshotTarget(options: RedisSnapshotTargetOptions): 
     }))
     await replace(manifestBytes)
     const digests = new Set(bytesOf.keys())
-    await batch('persist snapshot chunks', [...unknown.map((digest): Command => ['persist', chunkKey(digest)]), ...dropped(previous?.manifest, digests)])
+    // A chunk found without an expiry (-1) is persistent already: only the others are named again.
+    const expiring = unknown.filter((_, index) => ttls[index] !== -1)
+    await batch('persist snapshot chunks', [...expiring.map((digest): Command => ['persist', chunkKey(digest)]), ...dropped(previous?.manifest, digests)])
     last = { bytes: manifestBytes, digests, checkedAt: trust?.checkedAt ?? started }
     return { sentBytes, sentChunks: missing.length }
   }

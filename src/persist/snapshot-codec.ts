@@ -30,7 +30,8 @@
  *
  * A group's cuts depend only on its pages, and its parts only on its rows (a page's digest
  * covers its texts and detail), so a whole save after a small change compresses the groups that
- * change again and copies the stored bytes of every other (`snapshot-encoder.ts`).
+ * change again and copies the stored bytes of every other (`snapshot-encoder.ts`); a store that
+ * keeps the buffer by chunk then receives only the chunks that changed (`chunk-manifest.ts`).
  *
  * Loading then parses small JSON texts, not every body; each detail is a view of the part it was
  * decompressed into (the part is its slab), and each page keeps its stored digest, so nothing is
