@@ -358,6 +358,48 @@ describe('changes stored as patches', () => {
     expect((await persistence.save(snapshotAt(5, 5, 'Home 5')))?.patch?.index).toBe(0)
   })
 
+  it('does not hold the change that arrives during the whole save compacting the log for that save\'s time', async () => {
+    let clock = 0
+    const { target, counts } = loggingTarget('memory')
+    // Whole writes take 500 ms on this clock; patches take none.
+    const write = target.write
+    let releaseWhole: () => void = () => undefined
+    const slowWhole: SnapshotTarget = {
+      ...target,
+      write: async (buf) => {
+        await new Promise<void>((resolve) => {
+          releaseWhole = () => {
+            clock += 500
+            resolve()
+          }
+        })
+        await write(buf)
+      },
+    }
+    const slept: number[] = []
+    const persistence = createSnapshotPersistence({
+      ...ORIGIN, targets: [slowWhole], logger: recordingLogger(), patchesPerFull: 1, saveShare: 0.2, now: () => clock,
+      sleep: async (ms) => {
+        slept.push(ms)
+        clock += ms
+      },
+    })
+    const tick = () => new Promise((resolve) => setTimeout(resolve, 20))
+    const first = persistence.save(snapshotAt(1, 1, 'Home 1'))
+    await tick()
+    releaseWhole()
+    await first
+    // The first change is a patch, told at once; then the log is compacted by a whole save (500 ms).
+    expect((await persistence.save(snapshotAt(2, 2, 'Home 2')))?.patch?.index).toBe(0)
+    await tick()
+    const during = persistence.save(snapshotAt(3, 3, 'Home 3'))
+    releaseWhole()
+    expect((await during)?.patch?.index).toBe(0)
+    // Held for the patch's own (zero) time, not four times the compaction's 500 ms.
+    expect(slept.every((ms) => ms < 500)).toBe(true)
+    expect(counts).toEqual({ full: 2, patches: 2 })
+  })
+
   it('stores the whole snapshot again once SNAPSHOT_FULL_INTERVAL has passed since the last full one, and when asked to', async () => {
     const { target, counts } = loggingTarget('memory')
     let clock = 0

@@ -254,18 +254,22 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       waitingFull = false
       const started = now()
       const saved = await saveNow(next, heldMs, full)
+      const savedMs = now() - started
       // Told at once, before any compaction below: the announcement of a patch goes out while the
       // patch is still in the log. A caller whose snapshot a newer one replaced learns the newer one.
       for (const tell of told) tell(saved)
       if (waiting === undefined && compactionDue()) {
         // The whole snapshot, written after the patch was announced: followers read the patch
-        // meanwhile (an encoding takes about a second at 100,000 pages), and the log starts again.
+        // meanwhile, and the log starts again.
         await new Promise<void>((resolve) => setImmediate(resolve))
         await saveNow(stored!.snapshot, 0, true)
       }
       if (waiting === undefined) break
-      // Another snapshot came while this one was saved: keep saving to its share of the time.
-      heldMs = Math.max(0, Math.round((now() - started) * (1 / saveShare - 1)))
+      // Another snapshot came while this one was saved: keep saving to its share of the time. The
+      // compaction's own time is not held against it: it runs once per SNAPSHOT_PATCHES_PER_FULL
+      // changes and only when nothing waited, and holding the next change's patch four times its
+      // length would keep followers from seeing that change for over a second.
+      heldMs = Math.max(0, Math.round(savedMs * (1 / saveShare - 1)))
       if (heldMs > 0) await sleep(heldMs)
     }
     saving = undefined
