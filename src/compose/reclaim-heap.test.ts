@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createHeapReclaimer, reclaimHeap, RECLAIM_FROM_PAGES } from './reclaim-heap.js'
+import { AFTER_LOAD_DELAY_MS, createHeapReclaimer, reclaimHeap, RECLAIM_FROM_PAGES } from './reclaim-heap.js'
 
 describe('reclaimHeap', () => {
   it('collects through the in-process inspector and ends once the collection has run', async () => {
@@ -20,7 +20,9 @@ describe('createHeapReclaimer', () => {
   function recorder(fromPages?: number) {
     const lines: Array<{ details: Record<string, unknown>; message: string }> = []
     let calls = 0
+    const deferred: Array<[() => void, number]> = []
     const after = createHeapReclaimer({
+      defer: (run, ms) => void deferred.push([run, ms]),
       logger: { info: (details, message) => void lines.push({ details: details as Record<string, unknown>, message }) },
       reclaim: () => {
         calls++
@@ -28,13 +30,17 @@ describe('createHeapReclaimer', () => {
       },
       ...(fromPages === undefined ? {} : { fromPages }),
     })
-    return { after, lines, calls: () => calls }
+    return { after, lines, calls: () => calls, deferred }
   }
 
-  it('compacts once, after the first large snapshot loaded by a follower, and not again after its later loads or a sync', async () => {
-    const { after, lines, calls } = recorder()
-    after(RECLAIM_FROM_PAGES, 'loading the first snapshot')
+  it('compacts once, a while after the first large snapshot loaded by a follower, and not again after its later loads or a sync', async () => {
+    const { after, lines, calls, deferred } = recorder()
+    after(RECLAIM_FROM_PAGES, 'loading the first snapshot', AFTER_LOAD_DELAY_MS)
     after(RECLAIM_FROM_PAGES * 10, 'the first full sync')
+    // Not at once: the start's readiness is not held back by the collection.
+    expect(calls()).toBe(0)
+    expect(deferred.map(([, ms]) => ms)).toEqual([AFTER_LOAD_DELAY_MS])
+    deferred[0]![0]()
     await new Promise((resolve) => setImmediate(resolve))
     expect(calls()).toBe(1)
     expect(lines).toHaveLength(1)

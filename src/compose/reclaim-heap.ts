@@ -40,27 +40,39 @@ export function reclaimHeap(): Promise<boolean> {
  */
 export const RECLAIM_FROM_PAGES = 10_000
 
+/**
+ * How long after a loaded snapshot is swapped in the collection waits: a warm start reads the
+ * snapshot before it listens, and collecting at once held its readiness back by the collection's
+ * 150–250 ms at 100,000 pages (docs/performance.md); a little later it pauses the instance once,
+ * as the collection after a warm-started leader's first full sync does.
+ */
+export const AFTER_LOAD_DELAY_MS = 5_000
+
 export interface HeapReclaimerOptions {
   readonly logger: { info(details: object, message: string): void }
   /** Default {@link reclaimHeap}. */
   readonly reclaim?: () => Promise<boolean>
   /** Default {@link RECLAIM_FROM_PAGES}. */
   readonly fromPages?: number
+  /** Runs `run` after `ms` without keeping the process alive; default an unref'd `setTimeout`. */
+  readonly defer?: (run: () => void, ms: number) => void
 }
+
+const unrefTimeout = (run: () => void, ms: number): void => void setTimeout(run, ms).unref()
 
 /**
  * Reclaims the heap once per process: after whichever comes first of the start's full sync and
  * the first whole snapshot loaded from a store or a peer (a follower never syncs), the moments
  * that leave the most garbage while few requests have been served.
- * @returns `after(pages, what)`: call it when such a moment ends; `what` names it in the log line.
+ * @returns `after(pages, what, delayMs)`: call it when such a moment ends; `what` names it in the
+ * log line; the collection runs `delayMs` later (0: at once).
  */
-export function createHeapReclaimer(options: HeapReclaimerOptions): (pages: number, what: string) => void {
+export function createHeapReclaimer(options: HeapReclaimerOptions): (pages: number, what: string, delayMs?: number) => void {
   const reclaim = options.reclaim ?? reclaimHeap
   const fromPages = options.fromPages ?? RECLAIM_FROM_PAGES
+  const defer = options.defer ?? unrefTimeout
   let done = false
-  return (pages, what) => {
-    if (done || pages < fromPages) return
-    done = true
+  const collect = (what: string) => {
     const before = process.memoryUsage()
     const started = performance.now()
     void reclaim().then((collected) => {
@@ -71,5 +83,11 @@ export function createHeapReclaimer(options: HeapReclaimerOptions): (pages: numb
         `memory: heap compacted after ${what}`,
       )
     })
+  }
+  return (pages, what, delayMs = 0) => {
+    if (done || pages < fromPages) return
+    done = true
+    if (delayMs > 0) defer(() => collect(what), delayMs)
+    else collect(what)
   }
 }

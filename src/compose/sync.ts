@@ -13,7 +13,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
 import { PAGES_API_PATH } from '../upstream/wagtail-client.js'
 import type { Clock } from './clock.js'
-import { createHeapReclaimer } from './reclaim-heap.js'
+import { AFTER_LOAD_DELAY_MS, createHeapReclaimer } from './reclaim-heap.js'
 import type { UpstreamParts } from './upstream.js'
 
 export interface SyncOptions {
@@ -74,7 +74,7 @@ export function composeSync(options: SyncOptions): SyncService {
       })
       // Only what this instance synced is stored and announced; the others' is already in Redis.
       if (source !== 'sync') {
-        if (previous === undefined) reclaimOnce(snapshot.pages.length, 'loading the first snapshot')
+        if (previous === undefined) reclaimOnce(snapshot.pages.length, 'loading the first snapshot', AFTER_LOAD_DELAY_MS)
         return
       }
       const swappedAt = options.clock.now()
