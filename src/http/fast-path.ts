@@ -30,34 +30,40 @@ export type FastPath = ((req: IncomingMessage, res: ServerResponse) => boolean) 
 /**
  * What `writeHead` takes for one answer, built once per answer (when it is first written, and kept
  * as long as the answer is). With a {@link PreparedServerResponse}, the answer's ordinary headers
- * are one prepared text (`prepared-headers.ts`) and `writeHead` gets only what Node must see:
- * `bare` (`Content-Length`, and `Connection: close` while closing) or `withId`, the same with
- * `x-request-id` first, its value slot (index 1) filled in just before each `writeHead`, which
- * copies the list into the header block at once, so one array serves every request for that
- * answer. Otherwise (`full`, `fullWithId`), every header goes through `writeHead`.
+ * are one prepared text, `lines` (`prepared-headers.ts`), and `writeHead` gets only what Node must
+ * see: `Content-Length`, and `Connection: close` while closing; otherwise every header goes
+ * through `writeHead`. `withId` is the same list with `x-request-id` first, its value slot (index
+ * 1) filled in just before each `writeHead`, which copies the list into the header block at once,
+ * so one array serves every request for that answer; `bare` is for answers that carry no id (hits,
+ * with REQUEST_ID_ON_HITS=false).
  */
 interface HeaderLists {
-  readonly lines: string
+  readonly lines: string | undefined
   readonly withId: string[]
-  readonly bare: readonly string[]
-  readonly fullWithId: string[]
-  readonly full: readonly string[]
+  readonly bare: string[]
 }
-const headerLists = new WeakMap<HttpAnswer, HeaderLists>()
+/** By answer, for prepared responses and for plain ones (a server makes only one kind). */
+const preparedLists = new WeakMap<HttpAnswer, HeaderLists>()
+const plainLists = new WeakMap<HttpAnswer, HeaderLists>()
 const REQUEST_ID_SLOT = 1
 
-function headerListsOf(answer: HttpAnswer): HeaderLists {
-  let lists = headerLists.get(answer)
+function headerListsOf(answer: HttpAnswer, prepared: boolean): HeaderLists {
+  const known = prepared ? preparedLists : plainLists
+  let lists = known.get(answer)
   if (!lists) {
-    const { lines, handled } = prepareHeaders(answer.headers)
+    let lines: string | undefined
+    let headers: string[]
+    if (prepared) {
+      const block = prepareHeaders(answer.headers)
+      lines = block.lines
+      headers = [...block.handled]
+    } else {
+      headers = Object.entries(answer.headers).flat()
+    }
     // A 304 carries no body and, as Fastify sends it, no Content-Length.
-    const length = answer.status === 304 ? [] : ['content-length', String(answer.body.length)]
-    const bare = [...handled, ...length]
-    const full: string[] = []
-    for (const [name, value] of Object.entries(answer.headers)) full.push(name, value)
-    full.push(...length)
-    lists = { lines, bare, withId: ['x-request-id', '', ...bare], full, fullWithId: ['x-request-id', '', ...full] }
-    headerLists.set(answer, lists)
+    if (answer.status !== 304) headers.push('content-length', String(answer.body.length))
+    lists = { lines, bare: headers, withId: ['x-request-id', '', ...headers] }
+    known.set(answer, lists)
   }
   return lists
 }
@@ -75,14 +81,10 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
   function write(req: IncomingMessage, res: ServerResponse, served: Served, started: number): void {
     const { answer, requestId } = served
-    const lists = headerListsOf(answer)
-    let list: string[]
-    if (res instanceof PreparedServerResponse) {
-      res.preparedLines = lists.lines
-      list = requestId === undefined ? (lists.bare as string[]) : lists.withId
-    } else {
-      list = requestId === undefined ? (lists.full as string[]) : lists.fullWithId
-    }
+    const prepared = res instanceof PreparedServerResponse
+    const lists = headerListsOf(answer, prepared)
+    if (prepared) res.preparedLines = lists.lines
+    const list = requestId === undefined ? lists.bare : lists.withId
     if (requestId !== undefined) list[REQUEST_ID_SLOT] = requestId
     res.writeHead(answer.status, list)
     // An empty Buffer still goes through a write of its own; `end()` sends the header block alone.
