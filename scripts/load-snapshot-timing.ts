@@ -13,23 +13,18 @@
  * saves that reuse").
  * @module
  */
-import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { loadStoredChainAsync } from '../src/persist/patch-chain.js'
-import { readSnapshotMetadata, type SnapshotCompression } from '../src/persist/snapshot-codec.js'
+import type { SnapshotCompression } from '../src/persist/snapshot-codec.js'
 import { createSnapshotEncoder } from '../src/persist/snapshot-encoder.js'
-import { carryOver, patchSnapshot } from '../src/tree/build-snapshot.js'
 import type { Snapshot } from '../src/tree/snapshot.js'
+import { readStoredFile, retitled } from './snapshots/stored-snapshot.js'
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { rounds: { type: 'string', default: '3' }, 'write-as': { type: 'string' }, edit: { type: 'boolean', default: false } } })
 const file = positionals[0]
 if (file === undefined) throw new Error('usage: load-snapshot-timing.ts <snapshot file> [--rounds 3] [--write-as brotli|gzip|none] [--edit]')
-const stored = readFileSync(file)
-const metadata = readSnapshotMetadata(stored)
-if (!metadata.ok) throw new Error(metadata.reason)
-// The origin it was made for, so that nothing is refused or rebased.
-const origin = { upstreamUrl: metadata.metadata.upstreamUrl, baseUrl: metadata.metadata.baseUrl }
+const { stored, metadata, origin } = readStoredFile(file)
 
 async function timeLoad(label: string, buf: Buffer) {
   const cpu = process.cpuUsage()
@@ -43,8 +38,8 @@ async function timeLoad(label: string, buf: Buffer) {
 }
 
 const rounds = Number(values.rounds)
-let snapshot = await timeLoad(`format ${metadata.metadata.formatVersion}`, stored)
-for (let round = 1; round < rounds; round++) snapshot = await timeLoad(`format ${metadata.metadata.formatVersion}`, stored)
+let snapshot = await timeLoad(`format ${metadata.formatVersion}`, stored)
+for (let round = 1; round < rounds; round++) snapshot = await timeLoad(`format ${metadata.formatVersion}`, stored)
 /** Encodes with `encoder`, printing CPU of the whole process: the main thread and the thread pool's compression. */
 async function timeEncode(label: string, encoder: ReturnType<typeof createSnapshotEncoder>, snapshot: Snapshot, compression: SnapshotCompression) {
   const cpu = process.cpuUsage()
@@ -58,15 +53,6 @@ async function timeEncode(label: string, encoder: ReturnType<typeof createSnapsh
   return encoded.buf
 }
 
-/** `snapshot` with the page at the middle of the tree order retitled, everywhere its title shows. */
-function retitled(snapshot: Snapshot): Snapshot {
-  const record = snapshot.pages[Math.floor(snapshot.pages.length / 2)]!
-  const title = `${record.title} (edited)`
-  const swap = (text: string) => text.replaceAll(JSON.stringify(record.title), JSON.stringify(title))
-  const { digest: _digest, from: _from, ...page } = carryOver(record)
-  const edited = { ...page, title, listItem: swap(record.listItem), detail: swap(record.detail.toString('utf8')) }
-  return patchSnapshot(snapshot, new Map([[record.id, edited]]), { version: snapshot.version + 1, syncedAt: snapshot.syncedAt + 1, fullSyncedAt: snapshot.fullSyncedAt, dialect: snapshot.dialect })
-}
 
 const writeAs = values['write-as'] as SnapshotCompression | undefined
 if (writeAs !== undefined) {

@@ -13,37 +13,22 @@
  * the same bytes stored whole. Every key is under a prefix of its own, removed at the end.
  * @module
  */
-import { readFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
 import { Redis } from 'ioredis'
 import { createRedisSnapshotTarget } from '../src/cache/redis-snapshot-target.js'
 import { loadStoredChainAsync } from '../src/persist/patch-chain.js'
-import { readSnapshotMetadata } from '../src/persist/snapshot-codec.js'
 import { createSnapshotEncoder } from '../src/persist/snapshot-encoder.js'
-import { carryOver, patchSnapshot } from '../src/tree/build-snapshot.js'
 import type { Snapshot } from '../src/tree/snapshot.js'
+import { readStoredFile, retitled } from './snapshots/stored-snapshot.js'
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { redis: { type: 'string', default: 'redis://127.0.0.1:6379' }, rounds: { type: 'string', default: '3' } } })
 const file = positionals[0]
 if (file === undefined) throw new Error('usage: redis-chunks-timing.ts <snapshot file> [--redis redis://127.0.0.1:6379] [--rounds 3]')
-const stored = readFileSync(file)
-const metadata = readSnapshotMetadata(stored)
-if (!metadata.ok) throw new Error(metadata.reason)
-const origin = { upstreamUrl: metadata.metadata.upstreamUrl, baseUrl: metadata.metadata.baseUrl }
+const { stored, origin } = readStoredFile(file)
 const loaded = await loadStoredChainAsync(stored, [], origin)
 if (!loaded.result.ok) throw new Error(loaded.result.reason)
 const snapshot = loaded.result.snapshot
-
-/** `snapshot` with the page at the middle of the tree order retitled, everywhere its title shows. */
-function retitled(previous: Snapshot): Snapshot {
-  const record = previous.pages[Math.floor(previous.pages.length / 2)]!
-  const title = `${record.title} (edited)`
-  const swap = (text: string) => text.replaceAll(JSON.stringify(record.title), JSON.stringify(title))
-  const { digest: _digest, from: _from, ...page } = carryOver(record)
-  const edited = { ...page, title, listItem: swap(record.listItem), detail: swap(record.detail.toString('utf8')) }
-  return patchSnapshot(previous, new Map([[record.id, edited]]), { version: previous.version + 1, syncedAt: previous.syncedAt + 1, fullSyncedAt: previous.fullSyncedAt, dialect: previous.dialect })
-}
 
 const prefix = `chunks-timing-${process.pid}-${Date.now()}:`
 const client = new Redis(values.redis)
