@@ -517,7 +517,7 @@ export function readMetadata(value: unknown, formatVersion: number): StoredMetad
   return { upstreamUrl, baseUrl, syncedAt, fullSyncedAt: full, version, fingerprint, dialect: parsedDialect, pageCount, formatVersion }
 }
 
-export function isObject(value: unknown): value is Record<string, unknown> {
+function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
@@ -526,7 +526,7 @@ export function isCount(value: unknown): value is number {
 }
 
 /** A stored dialect, the fields learned later read as their defaults when absent. */
-export function readDialect(value: unknown): Dialect | undefined {
+function readDialect(value: unknown): Dialect | undefined {
   if (!isObject(value)) return undefined
   const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText } = value
   if (limitMax !== null && !isCount(limitMax)) return undefined
