@@ -165,7 +165,7 @@ async function main(): Promise<void> {
     if (selected('cold')) await coldScenario(ctx, shield)
   }
   if (selected('sync')) await syncScenario(ctx)
-  if (selected('large')) await largeScenario(ctx)
+  if (selected('large')) await largeScenario(ctx, pinning?.harness)
   if ((selected('sync') || selected('large')) && (last.length > 0 || selected('flood'))) {
     const restored = await postJson<SiteInfo>(`${origin.control}/site`, { pages: config.pages }, 120_000)
     if (site && restored.pages !== site.pages) throw new Error('the origin did not get the throughput site back')

@@ -17,7 +17,7 @@ await app.listen({ port: config.port, host: config.host })
 const first = await app.shield.sync.syncNow()
 if (!first.ok) throw first.error
 const root = app.shield.sync.current!.rootId
-const somePage = app.shield.sync.current!.pages[5]!.id
+const somePage = app.shield.sync.current!.pages.at(5)!.id
 
 const line = (text = '') => process.stdout.write(`${text}\n`)
 line()

@@ -65,7 +65,8 @@ export class Schedule {
         // Six cms-shields, each started (about 5 s) and warmed up for 3 s.
         return wrkEstimateMs(config, [6], 6 * 8_000)
       case 'large':
-        return 140_000 * (config.largePages / 100_000) + 30_000 + (2 * (config.durationS + 0.3) + Math.max(2, config.warmupS)) * 1000
+        // Twice (autocannon, then wrk): a warm-up, two steady runs and two swap runs.
+        return 140_000 * (config.largePages / 100_000) + 30_000 + 2 * (4 * (config.durationS + 0.3) + Math.max(2, config.warmupS)) * 1000
       default:
         return this.estimateThroughputMs()
     }

@@ -7,13 +7,17 @@
  * @module
  */
 import { execFile, execFileSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { benchmarkCpuSeconds, type LoadTarget } from './load.js'
 import { machineBusySeconds, processCpuSeconds } from './processes.js'
 import { round } from './stats.js'
 
 export interface WrkSpec {
-  path: string
+  /** One path, or several: each request then picks one at random (through a Lua script of wrk's). */
+  path: string | readonly string[]
   headers?: Record<string, string>
   connections: number
   durationS: number
@@ -28,6 +32,8 @@ export interface WrkSample {
   /** wrk's own latency percentiles, ms. */
   p50Ms: number
   p99Ms: number
+  /** The slowest answer, ms. */
+  maxMs: number
   /** Answers outside 2xx/3xx, and socket errors (connect, read, write, timeout). */
   bad: number
   errors: number
@@ -58,7 +64,7 @@ function durationMs(text: string | undefined): number {
 }
 
 /** The figures wrk 4.x prints with `--latency`. */
-export function parseWrkOutput(output: string): Pick<WrkSample, 'requests' | 'rps' | 'p50Ms' | 'p99Ms' | 'bad' | 'errors'> {
+export function parseWrkOutput(output: string): Pick<WrkSample, 'requests' | 'rps' | 'p50Ms' | 'p99Ms' | 'maxMs' | 'bad' | 'errors'> {
   const requests = /(\d+) requests in /.exec(output)
   if (!requests) throw new Error(`wrk: no request count in its output:\n${output}`)
   const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(output)
@@ -67,6 +73,8 @@ export function parseWrkOutput(output: string): Pick<WrkSample, 'requests' | 'rp
     rps: Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1] ?? Number.NaN),
     p50Ms: durationMs(/^\s+50%\s+(\S+)/m.exec(output)?.[1]),
     p99Ms: durationMs(/^\s+99%\s+(\S+)/m.exec(output)?.[1]),
+    // The thread statistics line: `Latency  avg  stdev  max  +/- stdev`.
+    maxMs: durationMs(/^\s+Latency\s+\S+\s+\S+\s+(\S+)/m.exec(output)?.[1]),
     bad: Number(/Non-2xx or 3xx responses: (\d+)/.exec(output)?.[1] ?? 0),
     errors: socket ? socket.slice(1).reduce((sum, each) => sum + Number(each), 0) : 0,
   }
@@ -88,10 +96,44 @@ export function wrkEstimateMs(config: { durationS: number; rounds: number; warmu
   return targets.reduce((sum, n) => sum + n * perTarget, 0) * 1000 + extraMs
 }
 
+/**
+ * A wrk script whose every request asks for one of `paths` at random. Lua long brackets hold
+ * each path verbatim; a path holding `]]` is refused rather than escaped.
+ */
+export function randomPathsScript(paths: readonly string[]): string {
+  if (paths.length === 0) throw new Error('wrk: no path')
+  const bad = paths.find((path) => path.includes(']]') || /[\r\n]/.test(path))
+  if (bad !== undefined) throw new Error(`wrk: cannot script the path ${JSON.stringify(bad)}`)
+  return [
+    'local paths = {',
+    ...paths.map((path) => `  [[${path}]],`),
+    '}',
+    'local count = #paths',
+    'request = function()',
+    '  return wrk.format(nil, paths[math.random(count)])',
+    'end',
+    '',
+  ].join('\n')
+}
+
 export async function runWrk(target: LoadTarget, spec: WrkSpec): Promise<WrkSample> {
   const args = ['-t1', `-c${spec.connections}`, `-d${spec.durationS}s`, '--latency', '--timeout', '10s']
   for (const [name, value] of Object.entries(spec.headers ?? {})) args.push('-H', `${name}: ${value}`)
-  args.push(`${target.origin}${spec.path}`)
+  const paths = typeof spec.path === 'string' ? [spec.path] : spec.path
+  const scriptDir = paths.length > 1 ? mkdtempSync(join(tmpdir(), 'cms-shield-wrk-')) : undefined
+  try {
+    if (scriptDir !== undefined) {
+      writeFileSync(join(scriptDir, 'paths.lua'), randomPathsScript(paths))
+      args.push('-s', join(scriptDir, 'paths.lua'))
+    }
+    args.push(`${target.origin}${paths[0]}`)
+    return await measure(target, spec, args)
+  } finally {
+    if (scriptDir !== undefined) rmSync(scriptDir, { recursive: true, force: true })
+  }
+}
+
+async function measure(target: LoadTarget, spec: WrkSpec, args: string[]): Promise<WrkSample> {
   const [command, argv] = spec.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(spec.cpu), 'wrk', ...args]]
   const server0 = processCpuSeconds(target.pid)
   const machine0 = machineBusySeconds()

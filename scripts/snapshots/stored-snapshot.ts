@@ -25,7 +25,7 @@ export function readStoredFile(path: string): StoredFile {
 
 /** `snapshot` with the page at the middle of the tree order retitled, everywhere its title shows (in place, as a refresh does). */
 export function retitled(snapshot: Snapshot): Snapshot {
-  const record = snapshot.pages[Math.floor(snapshot.pages.length / 2)]!
+  const record = snapshot.pages.at(Math.floor(snapshot.pages.length / 2))!
   const title = `${record.title} (edited)`
   const swap = (text: string) => text.replaceAll(JSON.stringify(record.title), JSON.stringify(title))
   const { digest: _digest, from: _from, ...page } = carryOver(record)

@@ -44,8 +44,8 @@ function expectSameSnapshot(actual: Snapshot, expected: Snapshot): void {
   expect([...actual.byPath]).toEqual([...expected.byPath])
   expect([...actual.types]).toEqual([...expected.types])
   expect(actual.pages.length).toBe(expected.pages.length)
-  actual.pages.forEach((record, index) => {
-    const original = expected.pages[index]!
+  actual.pages.slice().forEach((record, index) => {
+    const original = expected.pages.at(index)!
     const { detail, ...fields } = record
     const { detail: originalDetail, ...originalFields } = original
     expect(fields).toEqual(originalFields)
@@ -116,9 +116,9 @@ describe('encode and decode', () => {
     const original = smallSnapshot()
     const result = tryDecodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN))
     if (!result.ok) throw new Error(result.reason)
-    expect(result.decoded.pages.map((page) => page.digest)).toEqual(original.pages.map((record) => record.digest))
+    expect(result.decoded.pages.map((page) => page.digest)).toEqual(original.pages.slice().map((record) => record.digest))
     const details = result.decoded.pages.map((page) => page.detail as Buffer)
-    expect(details.map((detail) => detail.toString('utf8'))).toEqual(original.pages.map((record) => record.detail.toString('utf8')))
+    expect(details.map((detail) => detail.toString('utf8'))).toEqual(original.pages.slice().map((record) => record.detail.toString('utf8')))
     expect(new Set(details.map((detail) => detail.buffer)).size).toBe(1)
   })
 
@@ -133,7 +133,7 @@ describe('encode and decode', () => {
   it('refuses a format-4 snapshot whose stored digest was changed, even correctly sealed', async () => {
     const original = smallSnapshot()
     const stored = await encodeSnapshotOfAsync(original, ORIGIN, { compression: 'none' })
-    const digest = Buffer.from(original.pages[1]!.digest)
+    const digest = Buffer.from(original.pages.at(1)!.digest)
     const at = stored.indexOf(digest)
     const forged = Buffer.from(stored)
     forged.write(digest.toString().replace(/^./, (c) => (c === 'A' ? 'B' : 'A')), at)
@@ -168,7 +168,7 @@ describe('encode and decode', () => {
       if (!loaded.ok) throw new Error(loaded.reason)
       expect(loaded.decoded.formatVersion).toBe(3)
       expectSameSnapshot(loaded.snapshot, original)
-      expect(loaded.decoded.pages.map((p) => p.digest)).toEqual(original.pages.map((record) => record.digest))
+      expect(loaded.decoded.pages.map((p) => p.digest)).toEqual(original.pages.slice().map((record) => record.digest))
       const holders = new Set(loaded.decoded.pages.map((p) => (p.detail as Buffer).buffer))
       expect(holders.size).toBeGreaterThan(1)
       expect(holders.size).toBeLessThan(pages.length)
@@ -358,8 +358,8 @@ describe('loading under a configuration', () => {
     if (!loaded.ok) throw new Error(loaded.reason)
     expect(loaded.snapshot.fingerprint).toBe(original.fingerprint)
     expect(loaded.snapshot.pages).toHaveLength(original.pages.length)
-    for (const [index, page] of loaded.snapshot.pages.entries()) {
-      const before = original.pages[index]!
+    for (const [index, page] of loaded.snapshot.pages.slice().entries()) {
+      const before = original.pages.at(index)!
       const moved = (text: string) => text.replaceAll('"https://api.example.com/api/v1/cms/pages/', '"https://api2.example.com/prefix/api/v1/cms/pages/')
       expect(page.detail.toString('utf8')).toBe(moved(before.detail.toString('utf8')))
       expect(page.listItem).toBe(moved(before.listItem))

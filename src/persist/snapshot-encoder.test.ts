@@ -44,14 +44,14 @@ function edited(record: PageRecord, change: Partial<SyncedPage>): SyncedPage {
 }
 
 function retitled(previous: Snapshot, order: number, title: string): Snapshot {
-  const record = previous.pages[order]!
+  const record = previous.pages.at(order)!
   const page = edited(record, { title, listItem: `{"id": ${record.id}, "title": ${JSON.stringify(title)}}` })
   return patchSnapshot(previous, new Map([[record.id, page]]), { version: previous.version + 1, syncedAt: previous.syncedAt + 1, dialect: DIALECT })
 }
 
 /** The snapshot with `inserted` placed at `order` and every other page carried over. */
 function withInserted(previous: Snapshot, order: number, inserted: SyncedPage): Snapshot {
-  const pages = previous.pages.map(carryOver)
+  const pages = previous.pages.slice().map(carryOver)
   pages.splice(order, 0, inserted)
   return build(pages, previous.version + 1)
 }
@@ -63,7 +63,7 @@ function expectRoundTrip(buf: Buffer, original: Snapshot): void {
   expect(decoded.decoded.formatVersion).toBe(4)
   expect(decoded.decoded.pages).toHaveLength(original.pages.length)
   decoded.decoded.pages.forEach((decodedPage, index) => {
-    const record = original.pages[index]!
+    const record = original.pages.at(index)!
     const { detail, ...fields } = decodedPage
     const { detail: originalDetail, digest, from: _from, ...originalFields } = carryOver(record)
     expect(fields).toEqual({ ...originalFields, digest })
@@ -211,14 +211,14 @@ describe('reusing the previous encoding', () => {
     for (let order = 20; order < 300; order += 20) {
       const encoder = createSnapshotEncoder({ groupRule: SMALL_GROUPS })
       await encoder.encode(first, ORIGIN)
-      const second = withInserted(first, order, page(99_999, first.pages[order - 1]!.parentId))
+      const second = withInserted(first, order, page(99_999, first.pages.at(order - 1)!.parentId))
       const after = await encoder.encode(second, ORIGIN)
       expect(after.groups).toBeGreaterThan(20)
       changed.push(after.groups - after.reused)
       if (order === 140) {
         expectRoundTrip(after.buf, second)
         // Removing it again finds the first encoding's groups but for the ones it touched.
-        const third = build(second.pages.filter((record) => record.id !== 99_999).map(carryOver), 3)
+        const third = build(second.pages.slice().filter((record) => record.id !== 99_999).map(carryOver), 3)
         const removed = await encoder.encode(third, ORIGIN)
         expect(removed.groups - removed.reused).toBeLessThanOrEqual(4)
       }
@@ -266,15 +266,15 @@ describe('reusing the previous encoding', () => {
         for (const change of edits) {
           // Never the root, whose place is fixed.
           const at = 1 + (change.at % (snapshot.pages.length - 1))
-          const record = snapshot.pages[at]!
+          const record = snapshot.pages.at(at)!
           if (change.kind === 'retitle') snapshot = retitled(snapshot, at, change.title)
           else if (change.kind === 'body') {
             const page = edited(record, { detail: `{"id": ${record.id}, "body": "${'x'.repeat(change.repeat * 20)}"}` })
             snapshot = patchSnapshot(snapshot, new Map([[record.id, page]]), { version: snapshot.version + 1, syncedAt: 1, dialect: DIALECT })
           } else if (change.kind === 'insert') {
             snapshot = withInserted(snapshot, at, page(nextId++, record.parentId, { detail: `{"new": "${'y'.repeat(change.repeat * 20)}"}` }))
-          } else if (snapshot.pages.every((other) => other.parentId !== record.id)) {
-            snapshot = build(snapshot.pages.filter((other) => other !== record).map(carryOver), snapshot.version + 1)
+          } else if (snapshot.pages.slice().every((other) => other.parentId !== record.id)) {
+            snapshot = build(snapshot.pages.slice().filter((other) => other !== record).map(carryOver), snapshot.version + 1)
           }
           const { buf } = await encoder.encode(snapshot, ORIGIN, { compression })
           expectRoundTrip(buf, snapshot)

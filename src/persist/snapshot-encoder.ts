@@ -147,7 +147,8 @@ export function createSnapshotEncoder(options: SnapshotEncoderOptions = {}): Sna
     async encode(snapshot, origin, encodeOptions = {}) {
       const compression = encodeOptions.compression ?? 'brotli'
       const previous = kept?.compression === compression ? kept : undefined
-      const records = snapshot.pages
+      // One copy per whole save (seldom: patches go between them), so the groups slice a plain array.
+      const records = snapshot.pages.slice()
       const ends = groupEnds(records, rule)
       const stored = new Array<StoredGroup>(ends.length)
       const keys = new Array<string>(ends.length)

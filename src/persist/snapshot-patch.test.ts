@@ -24,7 +24,7 @@ function readable(snapshot: Snapshot) {
     treeExact: snapshot.treeExact,
     byPath: [...snapshot.byPath].sort(),
     types: [...snapshot.types].sort(),
-    pages: snapshot.pages.map((page) => ({
+    pages: snapshot.pages.slice().map((page) => ({
       ...page,
       detail: page.detail.toString('utf8'),
       byId: snapshot.byId.get(page.id) === page,
@@ -60,14 +60,14 @@ describe('a snapshot stored as a patch against the one before', () => {
 
   it('replaces in place what the leader replaced in place, sharing every untouched record with the base', () => {
     const model = snapshotOf(fc.sample(arbitraryTree(40).filter((tree) => tree.pages.size >= 5), { seed: 7, numRuns: 1 })[0]!, 1)
-    const edited = { ...carryOver(model.pages[3]!), title: 'Edited', detail: '{"edited": true}', digest: undefined, from: undefined }
+    const edited = { ...carryOver(model.pages.at(3)!), title: 'Edited', detail: '{"edited": true}', digest: undefined, from: undefined }
     const next = patchSnapshot(model, new Map([[edited.id, edited]]), { version: 2, syncedAt: 5, dialect: DIALECT })
     const patch = patchBetween(model, next, ORIGIN, 10)!
     expect(patch.order).toBeUndefined()
     expect(patch.pages.map((page) => page.id)).toEqual([edited.id])
     const rebuilt = throughStorage(model, next)
     expect(readable(rebuilt)).toEqual(readable(next))
-    expect(rebuilt.pages[0]).toBe(model.pages[0])
+    expect(rebuilt.pages.at(0)).toBe(model.pages.at(0))
   })
 
   it('says the order in a few segments for an edit deep in a large tree, so an edit stores what it changed', () => {
@@ -166,7 +166,7 @@ describe('a full snapshot and the chain of patches after it', () => {
     if (!loaded.result.ok) throw new Error(loaded.result.reason)
     expect(loaded.patches).toBe(1)
     expect(loaded.result.snapshot.fingerprint).toBe(second.fingerprint)
-    const detail = loaded.result.snapshot.pages.find((page) => page.detail.includes('detail_url'))!.detail.toString()
+    const detail = loaded.result.snapshot.pages.slice().find((page) => page.detail.includes('detail_url'))!.detail.toString()
     expect(detail).toContain('https://elsewhere.example/')
     // A follower already on the rebased base follows the same patch.
     const rebasedBase = loadChain(rebaseDecoded(full.decoded, here), [], here).result

@@ -98,7 +98,7 @@ export function diffSnapshots(base: Snapshot, next: Snapshot, maxPages: number):
     runFrom = -1
   }
   for (const record of next.pages) {
-    if (sameOrder && base.pages[record.order]!.id !== record.id) sameOrder = false
+    if (sameOrder && base.pages.at(record.order)!.id !== record.id) sameOrder = false
     const before = base.byId.get(record.id)
     if (before !== undefined && sameContent(before, record)) {
       if (runFrom >= 0 && runTo === before.order) runTo++
@@ -298,7 +298,7 @@ export function applyPatch(base: Snapshot, patch: SnapshotPatch): AppliedResult 
   try {
     if (inPlace(base, patch)) snapshot = patchSnapshot(base, new Map(patch.pages.map((page) => [page.id, page])), options)
     else {
-      const pages = patchedPages(base.pages, patch, carryOver, (id) => base.byId.get(id)?.order)
+      const pages = patchedPages(base.pages.slice(), patch, carryOver, (id) => base.byId.get(id)?.order)
       if (typeof pages === 'string') return refuse(pages)
       snapshot = buildSnapshot(pages, options)
     }

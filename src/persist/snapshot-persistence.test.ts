@@ -206,7 +206,7 @@ describe('loadNewest', () => {
     expect(loaded?.snapshot.fingerprint).toBe(newer.fingerprint)
     expect(loaded?.snapshot.version).toBe(3)
     expect(loaded?.snapshot.syncedAt).toBe(2000)
-    expect(loaded?.snapshot.pages[0]?.title).toBe('New')
+    expect(loaded?.snapshot.pages.at(0)?.title).toBe('New')
     expect(logger.lines.find((l) => l.message === 'snapshot: skipped, not newer than the one loaded')?.details).toMatchObject({ target: 'file', loadedFrom: 'redis' })
     expect(logger.messages('info')).toContain('snapshot: loaded')
   })
@@ -299,7 +299,7 @@ describe('loadNewest', () => {
       expect(loaded?.source).toBe(`file:${path}`)
       expect(loaded?.snapshot.fingerprint).toBe(snapshot.fingerprint)
       expect(loaded?.snapshot.version).toBe(17)
-      expect(loaded?.snapshot.pages.map((p) => p.detail.toString())).toEqual(snapshot.pages.map((p) => p.detail.toString()))
+      expect(loaded?.snapshot.pages.slice().map((p) => p.detail.toString())).toEqual(snapshot.pages.slice().map((p) => p.detail.toString()))
       const elsewhere = createSnapshotPersistence({
         targets: [createSnapshotFile({ path, logger: recordingLogger() })], ...ORIGIN, upstreamUrl: 'https://other.example.com', logger: recordingLogger(),
       })

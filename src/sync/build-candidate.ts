@@ -4,6 +4,7 @@
  * @module
  */
 import { buildSnapshotInSlices, patchSnapshotInSlices, type BuildOptions, type SyncedPage } from '../tree/build-snapshot.js'
+import { pagesArray, type PageSequence } from '../tree/page-list.js'
 import type { Pause } from '../tree/slices.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import type { BuildStep } from './plan-sync.js'
@@ -11,8 +12,8 @@ import type { BuildStep } from './plan-sync.js'
 export interface BuildInput {
   /** The snapshot served now (the one `planBuild` was given); the candidate's version follows its own. */
   readonly previous: Snapshot | undefined
-  /** Every page in listing order (for `build`). */
-  readonly pages: readonly SyncedPage[]
+  /** Every page in listing order (for `build`): as listed, or the previous snapshot's own. */
+  readonly pages: PageSequence<SyncedPage>
   readonly dialect: Dialect
   /** When the sync started: a full build records it as when every detail was last checked. */
   readonly startedAt: number
@@ -35,6 +36,6 @@ export function buildCandidate(step: BuildStep, input: BuildInput): Promise<Snap
     case 'patch':
       return patchSnapshotInSlices(step.previous, step.replaced, options(false), input.pause)
     case 'build':
-      return buildSnapshotInSlices(input.pages, options(step.full), input.pause)
+      return buildSnapshotInSlices(pagesArray(input.pages), options(step.full), input.pause)
   }
 }

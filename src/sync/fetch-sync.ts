@@ -58,7 +58,7 @@ export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Pro
     pageSize = await facts.probePageSize(request.signal)
     tree = await readTree(deps, request, pageSize, withFields)
   }
-  const dialect = await facts.dialect(tree.pages[0]?.id ?? 0, pageSize, request.signal)
+  const dialect = await facts.dialect(tree.pages.at(0)?.id ?? 0, pageSize, request.signal)
   return { tree, dialect, pageSize, withFields }
 }
 

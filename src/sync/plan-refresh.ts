@@ -83,7 +83,7 @@ function* planSteps(previous: Snapshot, listed: readonly ListedPage[], requested
         if (page.listItem !== record.listItem) childrenOfChanged.push(page.id)
       }
       if (page.htmlUrl === null) {
-        const before = record.order === 0 ? undefined : previous.pages[record.order - 1]!.id
+        const before = record.order === 0 ? undefined : previous.pages.at(record.order - 1)!.id
         if (before !== (i === 0 ? undefined : listed[i - 1]!.id)) mark(page.id, 'reordered')
       }
     }
@@ -96,7 +96,7 @@ function* planSteps(previous: Snapshot, listed: readonly ListedPage[], requested
   const removed: number[] = []
   yield* inSlices(previous.pages.length, (from, to) => {
     for (let i = from; i < to; i++) {
-      const record = previous.pages[i]!
+      const record = previous.pages.at(i)!
       if (!listedIds.has(record.id)) removed.push(record.id)
       else if (anyNew && record.parentId === null && record.order > 0) mark(record.id, 'parent-restored')
     }

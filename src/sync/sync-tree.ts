@@ -6,6 +6,7 @@
  * @module
  */
 import { carryOver, type SyncedPage } from '../tree/build-snapshot.js'
+import type { PageSequence } from '../tree/page-list.js'
 import { inSlices, runToEnd, runWithPauses, type Steps } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import {
@@ -33,7 +34,7 @@ export interface SyncTreeOptions extends FetchTreeOptions {
 
 export interface SyncedTree {
   /** Every page in listing order; when `unchanged`, the previous snapshot's own records. */
-  readonly pages: readonly SyncedPage[]
+  readonly pages: PageSequence<SyncedPage>
   readonly mode: 'full' | 'incremental'
   /** Details fetched (all pages on a full sync). */
   readonly detailsFetched: number
@@ -98,7 +99,7 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     const refreshed = await refreshInPlace({ ...options, previous, windows: options.windows })
     if (refreshed) {
       return {
-        pages: previous.pages as readonly SyncedPage[],
+        pages: previous.pages,
         replaced: refreshed.replaced,
         unchanged: refreshed.unchanged,
         mode: 'incremental',
@@ -120,7 +121,7 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     early = await fetchDetails(options, options.requested.size === 0 ? [] : listed.filter((page) => options.requested.has(page.id)))
     if (typesToList(early, previous).size === 0 && early.every(({ page }) => sameAsBefore(page, previous))) {
       return {
-        pages: previous.pages as readonly SyncedPage[],
+        pages: previous.pages,
         unchanged: true,
         mode: 'incremental',
         detailsFetched: early.length,
@@ -141,7 +142,8 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   } else if (options.previous) {
     const listedIds = new Set<number>()
     for (const page of listed) listedIds.add(page.id)
-    removed = options.previous.pages.filter((record) => !listedIds.has(record.id)).length
+    removed = 0
+    for (const record of options.previous.pages) if (!listedIds.has(record.id)) removed++
   } else {
     removed = 0
   }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { PAGES_PATH } from '../http/pages-service.js'
 import { buildSnapshot, type SyncedPage } from './build-snapshot.js'
 import { API_PAGES_PATH, resolvePurgeTarget } from './html-url-index.js'
+import { PageList } from './page-list.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 interface Spec {
@@ -179,11 +180,11 @@ describe('resolvePurgeTarget: the html_url map', () => {
   /** A copy of `snapshot` whose records count how often their listing item is read. */
   function counting(snapshot: Snapshot): { snapshot: Snapshot; reads: () => number } {
     let reads = 0
-    const pages = snapshot.pages.map((record): PageRecord => {
+    const pages = PageList.of(snapshot.pages.slice().map((record): PageRecord => {
       const copy = { ...record }
       Object.defineProperty(copy, 'listItem', { get: () => (reads++, record.listItem) })
       return copy
-    })
+    }))
     return { snapshot: { ...snapshot, pages }, reads: () => reads }
   }
 
@@ -207,7 +208,7 @@ describe('resolvePurgeTarget: the html_url map', () => {
   it('skips listing items that are not JSON or carry no html_url', () => {
     const odd: Snapshot = {
       ...tree,
-      pages: tree.pages.map((record) => (record.id === 4 ? { ...record, listItem: '{"meta": {"html_url": ' } : record.id === 5 ? { ...record, listItem: '{"id": 5}' } : record)),
+      pages: PageList.of(tree.pages.slice().map((record) => (record.id === 4 ? { ...record, listItem: '{"meta": {"html_url": ' } : record.id === 5 ? { ...record, listItem: '{"id": 5}' } : record))),
     }
     expect(resolvePurgeTarget(odd, 'localhost', '/blog-one/')).toEqual(UNKNOWN)
     expect(resolvePurgeTarget(odd, 'localhost', '/alpha/')).toEqual(UNKNOWN)
@@ -245,7 +246,7 @@ describe('resolvePurgeTarget: properties', () => {
   })
 
   it('finds every page with a unique html_url from the Host and path Wagtail would send', () => {
-    const unique = tree.pages.filter((record) => [3, 4, 5, 6, 8, 9, 10, 20, 21, 30, 31].includes(record.id))
+    const unique = tree.pages.slice().filter((record) => [3, 4, 5, 6, 8, 9, 10, 20, 21, 30, 31].includes(record.id))
     fc.assert(
       fc.property(fc.constantFrom(...unique), fc.webQueryParameters(), (record, query) => {
         const htmlUrl = new URL(SPECS.find((spec) => spec.id === record.id)!.htmlUrl!)

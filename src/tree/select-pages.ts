@@ -29,7 +29,7 @@ export function matchesSelection(snapshot: Snapshot, page: PageRecord, selection
 }
 
 /** The smallest tree-ordered candidate list the selection allows, before filtering. */
-function candidates(snapshot: Snapshot, selection: PageSelection): readonly PageRecord[] {
+function candidates(snapshot: Snapshot, selection: PageSelection): Iterable<PageRecord> {
   if (selection.childOf !== undefined) return snapshot.childrenOf.get(selection.childOf) ?? []
   if (selection.ancestorOf !== undefined) {
     const chain: PageRecord[] = []
@@ -49,5 +49,7 @@ function candidates(snapshot: Snapshot, selection: PageSelection): readonly Page
 }
 
 export function selectPages(snapshot: Snapshot, selection: PageSelection): readonly PageRecord[] {
-  return candidates(snapshot, selection).filter((page) => matchesSelection(snapshot, page, selection))
+  const selected: PageRecord[] = []
+  for (const page of candidates(snapshot, selection)) if (matchesSelection(snapshot, page, selection)) selected.push(page)
+  return selected
 }

@@ -5,6 +5,7 @@
  * mutates it afterwards, so a request that holds a reference sees one consistent moment of the CMS.
  * @module
  */
+import type { PageList } from './page-list.js'
 import type { Lookup } from './patched-map.js'
 
 /** What the CMS taught us about itself at sync time (docs/wagtail-compatibility.md#dialect-probes: answers that differ by version). */
@@ -84,8 +85,8 @@ export interface Snapshot {
    * the fingerprint is kept, never the snapshot itself, so no snapshot holds its predecessors.
    */
   readonly patched?: { readonly from: string; readonly ids: readonly number[] }
-  /** Every visible page, in tree order. */
-  readonly pages: readonly PageRecord[]
+  /** Every visible page, in tree order: a frozen array, or after a patch the previous one's with the replaced records over it. */
+  readonly pages: PageList
   /** A `Map`, or after a patch the previous snapshot's map with the replaced records over it. */
   readonly byId: Lookup<number, PageRecord>
   /** Direct children of each page, in tree order (absent key = no children). */

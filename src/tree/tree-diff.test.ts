@@ -157,7 +157,7 @@ describe('diffSnapshots property: a response whose bytes changed carries a purge
         expect(change.purgeKeys).not.toContain('cms-pages')
         expect(change.purgeKeys).toContain('cms-list')
         const purged = new Set(change.purgeKeys)
-        const scopes: Scope[] = [{ kind: 'tree' }, ...before.pages.flatMap((p) => scopesOf(p.id))]
+        const scopes: Scope[] = [{ kind: 'tree' }, ...before.pages.slice().flatMap((p) => scopesOf(p.id))]
         for (const scope of scopes) {
           if (sameResponses(scopeResponses(before, scope), scopeResponses(next, scope))) continue
           checked++
@@ -178,10 +178,10 @@ describe('diffSnapshots property: a response whose bytes changed carries a purge
         const { previous: before, next } = scenarioSnapshots(scenario)
         const change = diffSnapshots(before, next)
         const sorted = (ids: readonly number[]) => [...ids].sort((a, b) => a - b)
-        expect(sorted(change.added)).toEqual(sorted(next.pages.filter((p) => !before.byId.has(p.id)).map((p) => p.id)))
-        expect(sorted(change.removed)).toEqual(sorted(before.pages.filter((p) => !next.byId.has(p.id)).map((p) => p.id)))
+        expect(sorted(change.added)).toEqual(sorted(next.pages.slice().filter((p) => !before.byId.has(p.id)).map((p) => p.id)))
+        expect(sorted(change.removed)).toEqual(sorted(before.pages.slice().filter((p) => !next.byId.has(p.id)).map((p) => p.id)))
         expect(sorted(change.changed)).toEqual(sorted(
-          next.pages.filter((p) => before.byId.has(p.id) && !before.byId.get(p.id)!.detail.equals(p.detail)).map((p) => p.id),
+          next.pages.slice().filter((p) => before.byId.has(p.id) && !before.byId.get(p.id)!.detail.equals(p.detail)).map((p) => p.id),
         ))
         for (const id of change.moved) expect(before.byId.has(id) && next.byId.has(id)).toBe(true)
         expect([...change.purgeKeys].sort()).toEqual(change.purgeKeys)

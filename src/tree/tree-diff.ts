@@ -78,7 +78,14 @@ function longestIncreasingRun(values: readonly number[]): Set<number> {
  * place (`build-snapshot.ts`), which is found without a lookup by id.
  */
 function recordBefore(previous: Snapshot, page: PageRecord): PageRecord | undefined {
-  return previous.pages[page.order] === page ? page : previous.byId.get(page.id)
+  return previous.pages.at(page.order) === page ? page : previous.byId.get(page.id)
+}
+
+/** The pages without a parent (the site root, and orphans when the tree is not exact), in tree order. */
+function roots(snapshot: Snapshot): PageRecord[] {
+  const found: PageRecord[] = []
+  for (const page of snapshot.pages) if (page.parentId === null) found.push(page)
+  return found
 }
 
 /**
@@ -92,10 +99,10 @@ function recordBefore(previous: Snapshot, page: PageRecord): PageRecord | undefi
  */
 function reordered(previous: Snapshot, next: Snapshot): Set<number> {
   const touched = new Set<number | null>()
-  for (const page of next.pages) if (previous.pages[page.order] !== page) touched.add(page.parentId)
+  for (const page of next.pages) if (previous.pages.at(page.order) !== page) touched.add(page.parentId)
   const moved = new Set<number>()
   for (const parentId of touched) {
-    const siblings = parentId === null ? next.pages.filter((page) => page.parentId === null) : next.childrenOf.get(parentId) ?? []
+    const siblings = parentId === null ? roots(next) : next.childrenOf.get(parentId) ?? []
     const group: PageRecord[] = []
     let ordered = true
     for (const page of siblings) {
@@ -158,7 +165,7 @@ function forEachBelowChanged(snapshot: Snapshot, changed: readonly number[], vis
   let coveredUpTo = 0
   for (const id of changed) {
     const page = snapshot.byId.get(id)!
-    for (let order = Math.max(page.order + 1, coveredUpTo); order < page.subtreeEnd; order++) visit(snapshot.pages[order]!.id)
+    for (let order = Math.max(page.order + 1, coveredUpTo); order < page.subtreeEnd; order++) visit(snapshot.pages.at(order)!.id)
     coveredUpTo = Math.max(coveredUpTo, page.subtreeEnd)
   }
 }
@@ -222,7 +229,7 @@ function pageChanges(previous: Snapshot, next: Snapshot): PageChanges {
  */
 export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): TreeChange {
   if (previous === undefined) {
-    return Object.freeze({ ...NOTHING, added: Object.freeze(next.pages.map((page) => page.id)), purgeKeys: Object.freeze([ALL_PAGES_KEY]) })
+    return Object.freeze({ ...NOTHING, added: Object.freeze(Array.from(next.pages, (page) => page.id)), purgeKeys: Object.freeze([ALL_PAGES_KEY]) })
   }
   if (previous === next || previous.fingerprint === next.fingerprint) return NOTHING
 

@@ -112,7 +112,7 @@ function pageLine(page: SyncedPage): unknown[] {
  * the same fingerprint and the same bytes per page.
  */
 export function pagesOfSnapshot(snapshot: Snapshot): SyncedPage[] {
-  return snapshot.pages.map((record) => {
+  return snapshot.pages.slice().map((record) => {
     const { digest: _digest, from: _from, ...page } = carryOver(record)
     return { ...page, detail: record.detail.toString('utf8') }
   })

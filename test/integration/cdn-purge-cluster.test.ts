@@ -96,7 +96,7 @@ async function startInstances(s: Setup, n: number): Promise<Harness[]> {
 
 function leafOf(h: Harness, cms: FakeWagtail): FakePage {
   const snapshot = h.app.shield.sync.current!
-  const record = snapshot.pages.find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
+  const record = snapshot.pages.slice().find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
   return cms.pages().find((p) => p.id === record.id)!
 }
 

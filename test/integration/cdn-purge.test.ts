@@ -47,7 +47,7 @@ async function withPurgeTargets(env: Record<string, string> = {}) {
 
 function leafOf(h: Harness) {
   const snapshot = h.app.shield.sync.current!
-  return snapshot.pages.find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
+  return snapshot.pages.slice().find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
 }
 
 describe('CDN purging after a sync', () => {

@@ -74,7 +74,7 @@ function detailIds(cms: FakeWagtail): number[] {
 
 function pageWithChildren(h: Harness): { page: number; children: number[]; subtree: number[] } {
   const snapshot = h.app.shield.sync.current!
-  const record = snapshot.pages.find((p) => p.parentId !== null && p.parentId !== snapshot.rootId && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
+  const record = snapshot.pages.slice().find((p) => p.parentId !== null && p.parentId !== snapshot.rootId && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
   return {
     page: record.id,
     children: snapshot.childrenOf.get(record.id)!.map((c) => c.id),
@@ -84,7 +84,7 @@ function pageWithChildren(h: Harness): { page: number; children: number[]; subtr
 
 function leafOf(h: Harness, cms: FakeWagtail): FakePage {
   const snapshot = h.app.shield.sync.current!
-  const record = snapshot.pages.find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
+  const record = snapshot.pages.slice().find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
   return cms.pages().find((p) => p.id === record.id)!
 }
 
@@ -131,7 +131,7 @@ describe('three instances, one Redis', () => {
     const moved = pageWithChildren(instances[0]!)
     const tree = instances[0]!.app.shield.sync.current!
     const movedParent = tree.byId.get(moved.page)!.parentId
-    const target = tree.pages.find((p) => p.parentId === tree.rootId && p.id !== movedParent && !moved.subtree.includes(p.id))!
+    const target = tree.pages.slice().find((p) => p.parentId === tree.rootId && p.id !== movedParent && !moved.subtree.includes(p.id))!
     cms.resetHits()
     cms.movePage(moved.page, target.id)
     const hook = await follower2.app.inject({ method: 'POST', url: '/-/refresh', headers: { authorization: `Bearer ${TOKEN}` }, payload: { ids: [moved.page] } })

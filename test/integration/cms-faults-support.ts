@@ -156,7 +156,7 @@ export async function served(h: Harness, urls: readonly string[]): Promise<Serve
 /** Snapshot-served URLs covering a list, a tree filter, a detail and a find redirect. */
 export function snapshotUrls(h: Harness): string[] {
   const snapshot = h.app.shield.sync.current!
-  const page = snapshot.pages.find((p) => p.type === 'cms.GenericPage')!
+  const page = snapshot.pages.slice().find((p) => p.type === 'cms.GenericPage')!
   return [
     '/api/v1/cms/pages/?limit=250',
     `/api/v1/cms/pages/?child_of=${page.parentId}`,

@@ -135,7 +135,7 @@ const inconsistentCases: readonly InconsistentCase[] = [
     limitMax: 20,
     arrange(h) {
       const snapshot = h.app.shield.sync.current!
-      const early = snapshot.pages.find((p) => p.order > 2 && p.order < 15 && p.parentId !== null && p.parentId !== snapshot.rootId)!
+      const early = snapshot.pages.slice().find((p) => p.order > 2 && p.order < 15 && p.parentId !== null && p.parentId !== snapshot.rootId)!
       const lastLanding = h.origin.pages().filter((p) => p.type === 'cms.LandingPage').at(-1)!
       let done = false
       h.origin.onRequest((ctx) => {
@@ -153,7 +153,7 @@ const inconsistentCases: readonly InconsistentCase[] = [
     limitMax: 20,
     arrange(h) {
       const snapshot = h.app.shield.sync.current!
-      const leaf = snapshot.pages.findLast((p) => !snapshot.childrenOf.has(p.id) && p.id !== editedId(h))!
+      const leaf = snapshot.pages.slice().findLast((p) => !snapshot.childrenOf.has(p.id) && p.id !== editedId(h))!
       h.origin.onRequest((ctx) => {
         if (isWalk(ctx, '20') && h.origin.pages().some((p) => p.id === leaf.id)) h.origin.removePage(leaf.id)
       })
@@ -190,7 +190,7 @@ const inconsistentCases: readonly InconsistentCase[] = [
     name: 'the edited page names its own child as its parent (a cycle)',
     async arrange(h) {
       const snapshot = h.app.shield.sync.current!
-      const page = snapshot.pages.find((p) => p.parentId !== null && p.parentId !== snapshot.rootId && snapshot.childrenOf.has(p.id))!
+      const page = snapshot.pages.slice().find((p) => p.parentId !== null && p.parentId !== snapshot.rootId && snapshot.childrenOf.has(p.id))!
       const child = snapshot.childrenOf.get(page.id)![0]!
       h.origin.updatePage(page.id, { title: `${page.title} (moved below its child)` })
       const detail = await originJson(h, `/api/v1/cms/pages/${page.id}/`)

@@ -81,7 +81,7 @@ describe('the fast path', () => {
   it('answers every kind of API read exactly as Fastify does', async () => {
     const snapshot = fast.app.shield.sync.current!
     const root = snapshot.rootId
-    const someId = snapshot.pages[7]!.id
+    const someId = snapshot.pages.at(7)!.id
     const etag = (await send('slow', 'GET', `/api/v1/cms/pages/${someId}/`, {})).headers.find(([n]) => n === 'etag')![1] as string
     const paths = [
       '/api/v1/cms/pages/',
@@ -142,7 +142,7 @@ describe('the fast path', () => {
       store.call(this, firstLine, headers)
     }
     restores.push(() => { PreparedServerResponse.prototype._storeHeader = store })
-    const someId = fast.app.shield.sync.current!.pages[2]!.id
+    const someId = fast.app.shield.sync.current!.pages.at(2)!.id
     const hit = await send('fast', 'GET', `/api/v1/cms/pages/${someId}/`, {})
     const traced = await sendTo(base.fast, 'GET', `/api/v1/cms/pages/${someId}/`, { 'x-request-id': 'trace-9' }, new Set())
     expect(traced.headers).toContainEqual(['x-request-id', 'trace-9'])
@@ -175,7 +175,7 @@ describe('the fast path', () => {
   })
 
   it('answers the rest of the API the same: redirects, 404s under the prefix, OPTIONS, 405s, encoded spellings', async () => {
-    const someId = fast.app.shield.sync.current!.pages[3]!.id
+    const someId = fast.app.shield.sync.current!.pages.at(3)!.id
     for (const path of [`/api/v1/cms/pages/${someId}`, '/api/v1/cms/pages/find?html_path=/', '/api/v1/cms/pages/abc/', '/api/v1/cms/pages/1/2/']) {
       for (const method of ['GET', 'HEAD'] as const) await expectAlike(method, path)
     }
@@ -229,7 +229,7 @@ describe('the fast path', () => {
     restores.push(() => {
       for (const [app, original] of pressured) app.isUnderPressure = original
     })
-    const someId = fast.app.shield.sync.current!.pages[5]!.id
+    const someId = fast.app.shield.sync.current!.pages.at(5)!.id
     for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`, '/api/v1/cms/pages/nothing/']) {
       const answer = await expectAlike('GET', path)
       expect(answer.status).toBe(503)
@@ -255,7 +255,7 @@ describe('with every optional header on', () => {
     const env = { CACHE_TAG_HEADERS: 'surrogate-key,cache-tag', CACHE_STATUS_HEADER: 'true', REQUEST_ID_ON_HITS: 'true' }
     const { pair, urls } = await listeningPair(env)
     try {
-      const someId = pair[0]!.app.shield.sync.current!.pages[5]!.id
+      const someId = pair[0]!.app.shield.sync.current!.pages.at(5)!.id
       for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`]) {
         const [a, b] = [await sendTo(urls[0]!, 'GET', path, {}), await sendTo(urls[1]!, 'GET', path, {})]
         expect({ ...a, requestId: undefined }).toEqual({ ...b, requestId: undefined })
@@ -273,7 +273,7 @@ describe('with every optional header on', () => {
     const env = { CACHE_TAG_HEADERS: 'none', CACHE_STATUS_HEADER: 'false', REQUEST_ID_ON_HITS: 'false' }
     const { pair, urls } = await listeningPair(env)
     try {
-      const someId = pair[0]!.app.shield.sync.current!.pages[5]!.id
+      const someId = pair[0]!.app.shield.sync.current!.pages.at(5)!.id
       for (const path of ['/api/v1/cms/pages/', `/api/v1/cms/pages/${someId}/`]) {
         // Everything compared, the request id's absence included.
         const perRequest = new Set(['date', 'keep-alive', 'connection'])

@@ -40,20 +40,20 @@ async function syncAndCompare(harness: Harness): Promise<{ details: number[]; li
   expect(full).toMatchObject({ ok: true })
   const mine = harness.app.shield.sync.current!
   const truth = reference.app.shield.sync.current!
-  expect(mine.pages.map((p) => [p.id, p.parentId, p.digest])).toEqual(truth.pages.map((p) => [p.id, p.parentId, p.digest]))
+  expect(mine.pages.slice().map((p) => [p.id, p.parentId, p.digest])).toEqual(truth.pages.slice().map((p) => [p.id, p.parentId, p.digest]))
   expect(mine.fingerprint).toBe(truth.fingerprint)
   return { details, listings }
 }
 
 function leafOf(harness: Harness): FakePage {
   const snapshot = harness.app.shield.sync.current!
-  const leaf = snapshot.pages.find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
+  const leaf = snapshot.pages.slice().find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
   return harness.origin.pages().find((p) => p.id === leaf.id)!
 }
 
 function parentWithChildren(harness: Harness): { page: FakePage; children: number[] } {
   const snapshot = harness.app.shield.sync.current!
-  const record = snapshot.pages.find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
+  const record = snapshot.pages.slice().find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
   return {
     page: harness.origin.pages().find((p) => p.id === record.id)!,
     children: snapshot.childrenOf.get(record.id)!.map((c) => c.id),
@@ -104,7 +104,7 @@ describe('incremental sync', () => {
     const snapshot = harness.app.shield.sync.current!
     const record = snapshot.byId.get(page.id)!
     const subtree = snapshot.pages.slice(record.order, record.subtreeEnd).map((p) => p.id)
-    const target = snapshot.pages.find((p) => p.parentId === snapshot.rootId && p.id !== page.parentId && p.id !== page.id)!
+    const target = snapshot.pages.slice().find((p) => p.parentId === snapshot.rootId && p.id !== page.parentId && p.id !== page.id)!
     harness.origin.movePage(page.id, target.id)
     const { details } = await syncAndCompare(harness)
     expect(details).toEqual([...subtree].sort((a, b) => a - b))

@@ -68,7 +68,7 @@ describe('/metrics', () => {
     h.origin.setFault((ctx) => (ctx.kind === 'list' ? { type: 'status', status: 503 } : undefined))
     await h.app.shield.sync.syncNow()
     h.origin.setFault(undefined)
-    const page = h.app.shield.sync.current!.pages[3]!
+    const page = h.app.shield.sync.current!.pages.at(3)!
     h.origin.updatePage(page.id, { title: 'Counted' })
     await h.app.shield.sync.syncNow()
     const after = await scrape(h)

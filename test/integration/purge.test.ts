@@ -33,7 +33,7 @@ async function eventually(check: () => Promise<boolean>, ms = 2000): Promise<num
 
 function leaf(harness: Harness) {
   const snapshot = harness.app.shield.sync.current!
-  const record = snapshot.pages.find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
+  const record = snapshot.pages.slice().find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!
   return harness.origin.pages().find((p) => p.id === record.id)!
 }
 
@@ -62,7 +62,7 @@ describe('PURGE from Wagtail', () => {
   it('serves a purged page\'s new title in its parent\'s listing and in its children\'s meta.parent, without a listing pass', async () => {
     const harness = await start()
     const snapshot = harness.app.shield.sync.current!
-    const parent = snapshot.pages.find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
+    const parent = snapshot.pages.slice().find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
     const children = snapshot.childrenOf.get(parent.id)!.map((child) => child.id)
     harness.origin.updatePage(parent.id, { title: 'Renamed by an editor' })
     await harness.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${parent.id}/` })
@@ -77,7 +77,7 @@ describe('PURGE from Wagtail', () => {
   it('runs the listing pass when a purged page\'s slug changed, and serves its descendants\' new URLs', async () => {
     const harness = await start()
     const snapshot = harness.app.shield.sync.current!
-    const parent = snapshot.pages.find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 1)!
+    const parent = snapshot.pages.slice().find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 1)!
     const child = snapshot.childrenOf.get(parent.id)![0]!
     harness.origin.updatePage(parent.id, { slug: 'renamed-section' })
     await harness.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${parent.id}/` })

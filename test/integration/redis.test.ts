@@ -115,7 +115,7 @@ describe('warm start', () => {
     const env = await redisEnv()
     const first = await instance(env, cms)
     await first.app.shield.persistence!.save(first.app.shield.sync.current!)
-    const urls = ['/api/v1/cms/pages/', '/api/v1/cms/pages/?child_of=root&show_in_menus=true&limit=250', `/api/v1/cms/pages/${first.app.shield.sync.current!.pages[3]!.id}/`]
+    const urls = ['/api/v1/cms/pages/', '/api/v1/cms/pages/?child_of=root&show_in_menus=true&limit=250', `/api/v1/cms/pages/${first.app.shield.sync.current!.pages.at(3)!.id}/`]
     const before = await Promise.all(urls.map((url) => first.get(url)))
     await first.close()
     await cms.close()

@@ -48,7 +48,7 @@ async function listen(harness: Harness, port = 0): Promise<{ host: string; port:
 
 function leafId(harness: Harness): number {
   const snapshot = harness.app.shield.sync.current!
-  return snapshot.pages.find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!.id
+  return snapshot.pages.slice().find((p) => p.parentId !== null && !snapshot.childrenOf.has(p.id) && p.type === 'cms.GenericPage')!.id
 }
 
 describe.skipIf(missing !== undefined)('the shipped VCL in front of cms-shield', () => {

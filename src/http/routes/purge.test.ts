@@ -26,7 +26,7 @@ function siteTree(): Snapshot {
     return record.parentId === null ? '/' : `${path(record.parentId)}${record.slug}/`
   }
   return buildSnapshot(
-    base.pages.map((record) => {
+    base.pages.slice().map((record) => {
       // The digest describes the old listing item: drop it with the item.
       const { digest: _stale, ...page } = carryOver(record)
       const listItem = JSON.stringify({ id: record.id, meta: { type: record.type, detail_url: `http://localhost/api/v1/cms/pages/${record.id}/`, html_url: `http://localhost${path(record.id)}`, slug: record.slug }, title: record.title })
