@@ -40,7 +40,23 @@ export interface LoadRunner {
   run(durationS: number): Promise<LoadFigures>
 }
 
-export type LargeRun = LoadFigures & { loader: string; mode: 'steady' | 'swap'; swaps: number; purges: number; editErrors: number; loopLagMaxMs: number }
+/**
+ * `majorGcs` and `majorGcMs`: cms-shield's mark-compacts over the run and their pauses, from
+ * prom-client's `nodejs_gc_duration_seconds{kind="major"}` (what old-generation growth per swap
+ * costs its readers).
+ */
+export type LargeRun = LoadFigures & {
+  loader: string
+  mode: 'steady' | 'swap'
+  swaps: number
+  purges: number
+  editErrors: number
+  loopLagMaxMs: number
+  majorGcs: number
+  majorGcMs: number
+}
+
+const GC = 'cms_shield_nodejs_gc_duration_seconds'
 
 /** autocannon in the harness's own event loop, as the row was first measured. */
 export function autocannonRunner(shield: Shield, spec: Omit<LoadSpec, 'durationS'>): LoadRunner {
@@ -131,6 +147,8 @@ export async function steadyAndSwapRuns(ctx: BenchContext, shield: Shield, loade
       purges,
       editErrors,
       loopLagMaxMs: round(metricSum(after, 'cms_shield_nodejs_eventloop_lag_max_seconds') * 1000, 1),
+      majorGcs: metricSum(after, `${GC}_count`, { kind: 'major' }) - metricSum(before, `${GC}_count`, { kind: 'major' }),
+      majorGcMs: round((metricSum(after, `${GC}_sum`, { kind: 'major' }) - metricSum(before, `${GC}_sum`, { kind: 'major' })) * 1000, 1),
     })
   }
   return runs

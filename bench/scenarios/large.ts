@@ -162,6 +162,7 @@ function swapRow(ctx: BenchContext, title: string, loader: string, swapDurationS
   const swapMax = Math.max(...swapping.map((run) => run.maxMs))
   const swapLag = Math.max(...swapping.map((run) => run.loopLagMaxMs))
   const steadyLag = Math.max(...steady.map((run) => run.loopLagMaxMs))
+  const gcs = (of: readonly LargeRun[]) => `${of.reduce((sum, run) => sum + run.majorGcs, 0)} (${round(of.reduce((sum, run) => sum + run.majorGcMs, 0), 0)} ms)`
   const swapCheck = addCheck(check(`${title}: p99 during swaps / steady (${loader})`, swapP99 / steadyP99, '<=', SWAP_P99_TARGET))
   if (swaps === 0) warn(`${title}: no snapshot was swapped in during the ${loader} swap runs (${purges} PURGEs sent)`)
   if (failed > 0) warn(`${title}: ${failed} detail requests were not answered 200 during the ${loader} runs (503 is load shedding; event-loop lag up to ${swapLag.toFixed(0)} ms during swaps)`)
@@ -171,7 +172,8 @@ function swapRow(ctx: BenchContext, title: string, loader: string, swapDurationS
       `p99 ${fmtMs(swapP99)} vs ${fmtMs(steadyP99)} steady = ${fmtRatio(swapP99 / steadyP99)}; ` +
       `${fmtInt(mean(swapping.map((run) => run.rps)))} vs ${fmtInt(mean(steady.map((run) => run.rps)))} req/s; ` +
       `${swaps} swaps from ${purges} PURGEs in ${swapping.length * swapDurationS} s; max latency ${fmtMs(swapMax, 0)}, ` +
-      `event-loop lag up to ${swapLag.toFixed(0)} ms (steady ${steadyLag.toFixed(0)} ms); ${fmtInt(failed)} answers not 200 (503 is load shedding); ` +
+      `event-loop lag up to ${swapLag.toFixed(0)} ms (steady ${steadyLag.toFixed(0)} ms); mark-compacts ${gcs(swapping)} during swaps, ${gcs(steady)} steady; ` +
+      `${fmtInt(failed)} answers not 200 (503 is load shedding); ` +
       `peak RSS ${fmtBytes(processMemory(pid)?.peakRss)}`,
     fastify: '—',
     node: '—',
