@@ -16,6 +16,12 @@ export interface HttpAnswer {
    * `Cache-Status` (RFC 9211), so the label never has to be parsed back out of the header.
    */
   readonly cache?: CacheOutcome
+  /**
+   * Set on a page's detail answered from the snapshot: the id of the one page whose record it
+   * reads. A patch in place keeps every page where it was (`patchSnapshot`), so this answer holds
+   * under a patched snapshot that did not replace that page.
+   */
+  readonly page?: number
 }
 
 /** Every answer of the API views carries these (docs/wagtail-compatibility.md#headers). */

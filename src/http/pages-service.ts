@@ -186,7 +186,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
 
   /**
    * The answer for an index body. A body is only ever reused for the same scope's unchanged
-   * pages, so the tags computed with its first snapshot stay right.
+   * pages, so the tags computed with its first snapshot stay right. An answer of one page's scope
+   * says which page (`HttpAnswer.page`), so that it can outlive a patch that left that page alone.
    */
   function indexAnswer(body: Buffer, snapshot: Snapshot, scope: Scope): HttpAnswer {
     let answer = indexAnswers.get(body)
@@ -196,6 +197,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         headers: { ...API_HEADERS, etag: etagOf(body), ...caching, ...withStatus(cacheStatus.index), ...tags(snapshot, scope) },
         body,
         cache: 'snapshot',
+        ...(scope.kind === 'page' ? { page: scope.id } : {}),
       }
       indexAnswers.set(body, answer)
     }

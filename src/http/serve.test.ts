@@ -127,6 +127,43 @@ describe('serve', () => {
     expect(errors).toMatchObject([{ reqId: 'r1', url: '/api/v1/cms/pages/' }, { reqId: 'r2', url: '/api/v1/cms/pages/find/' }])
   })
 
+  it('keeps, across a patch in place, the remembered details of pages it did not replace, and forgets the rest', async () => {
+    const dialect = { limitMax: null, emptyTypeIgnored: true, findKeepsQuery: true, nulInTextFilter: 'refused', notAcceptableText: 'x' } as const
+    const before = { fingerprint: 'before', dialect } as Snapshot
+    const patched = { fingerprint: 'after', dialect, patched: { from: 'before', ids: [5] } } as Snapshot
+    const rebuilt = { fingerprint: 'rebuilt', dialect } as Snapshot
+    let current = before
+    const calls: string[] = []
+    const serve = createServe<ServeRequest>({
+      pages: {
+        list: () => (calls.push('list'), LIST),
+        detail: (id) => (calls.push(`detail ${id}`), { ...jsonAnswer(200, { id: Number(id), under: current.fingerprint }), cache: 'snapshot', page: Number(id) }),
+        find: () => Promise.reject(new Error('not asked')),
+        notAcceptable: () => wagtailErrors.notAcceptable,
+      },
+      snapshot: () => current,
+      isUnderPressure: () => false,
+      isClosing: () => false,
+      requestId: () => 'id',
+      logger: { error: () => undefined },
+    })
+    const bodyOf = async (url: string) => (await served(serve(req('GET', url)))).answer.body.toString()
+    for (const url of ['/api/v1/cms/pages/4/', '/api/v1/cms/pages/5/', '/api/v1/cms/pages/']) await bodyOf(url)
+    expect(calls).toEqual(['detail 4', 'detail 5', 'list'])
+    current = patched
+    expect(await bodyOf('/api/v1/cms/pages/4/')).toContain('"under": "before"')
+    expect(await bodyOf('/api/v1/cms/pages/5/')).toContain('"under": "after"')
+    await bodyOf('/api/v1/cms/pages/')
+    // Page 4's detail was kept; page 5's (replaced) and the listing (many pages) were asked again.
+    expect(calls.slice(3)).toEqual(['detail 5', 'list'])
+    // A snapshot that is not a patch of the last one keeps nothing.
+    current = rebuilt
+    expect(await bodyOf('/api/v1/cms/pages/4/')).toContain('"under": "rebuilt"')
+    // Nor does a patch under another dialect (the plans depend on it).
+    current = { fingerprint: 'other', dialect: { ...dialect, limitMax: 20 }, patched: { from: 'rebuilt', ids: [] } } as unknown as Snapshot
+    expect(await bodyOf('/api/v1/cms/pages/4/')).toContain('"under": "other"')
+  })
+
   it('sheds every API request under pressure, remembered or not', async () => {
     const { serve, state, calls } = setup()
     await served(serve(req('GET', '/api/v1/cms/pages/')))

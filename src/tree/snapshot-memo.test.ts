@@ -25,6 +25,22 @@ describe('snapshot memo', () => {
     expect([memo.get(one, 'a'), memo.get(one, 'b'), memo.get(one, 'c')]).toEqual([undefined, undefined, 3])
   })
 
+  it('keeps, under the next snapshot, what its owner says still holds, and only that', () => {
+    const asked: Array<[number, number]> = []
+    const memo = createSnapshotMemo<number>(10, (previous, next) => {
+      asked.push([previous.version, next.version])
+      return next === two ? (value) => value % 2 === 0 : undefined
+    })
+    memo.get(one, 'x')
+    for (const [key, value] of [['a', 1], ['b', 2], ['c', 4]] as const) memo.set(key, value)
+    expect([memo.get(two, 'a'), memo.get(two, 'b'), memo.get(two, 'c')]).toEqual([undefined, 2, 4])
+    // Asked once per change of snapshot, never for the first one.
+    expect(asked).toEqual([[1, 2]])
+    // An owner that vouches for nothing: everything goes.
+    expect(memo.get(one, 'b')).toBeUndefined()
+    expect(asked).toEqual([[1, 2], [2, 1]])
+  })
+
   it('forgets one key on request, keeping the others', () => {
     const memo = createSnapshotMemo<number>(10)
     memo.get(one, 'x')

@@ -1,7 +1,8 @@
 /**
  * A memory of values worked out under one snapshot (answers by URL, forward plans by query):
- * a new snapshot forgets them all, since snapshots are immutable and what was worked out under
- * the old one may no longer hold. Bounded: past `maxEntries` it starts over.
+ * a new snapshot forgets them, since snapshots are immutable and what was worked out under the
+ * old one may no longer hold, except the values its owner's `carryOver` vouches for (answers
+ * that read one page a patch did not replace). Bounded: past `maxEntries` it starts over.
  * @module
  */
 import type { Snapshot } from './snapshot.js'
@@ -15,13 +16,21 @@ export interface SnapshotMemo<V> {
   delete(key: string): void
 }
 
-export function createSnapshotMemo<V>(maxEntries: number): SnapshotMemo<V> {
+/**
+ * Which values remembered under `previous` still hold under `next`: a test of each, or `undefined`
+ * when none may be kept. Called once per change of snapshot.
+ */
+export type CarryOver<V> = (previous: Snapshot, next: Snapshot) => ((value: V) => boolean) | undefined
+
+export function createSnapshotMemo<V>(maxEntries: number, carryOver?: CarryOver<V>): SnapshotMemo<V> {
   let memoFor: Snapshot | undefined
   const memo = new Map<string, V>()
   return {
     get(snapshot, key) {
       if (memoFor !== snapshot) {
-        memo.clear()
+        const holds = memoFor === undefined || carryOver === undefined ? undefined : carryOver(memoFor, snapshot)
+        if (holds === undefined) memo.clear()
+        else for (const [kept, value] of memo) if (!holds(value)) memo.delete(kept)
         memoFor = snapshot
       }
       return memo.get(key)

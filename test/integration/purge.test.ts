@@ -74,6 +74,24 @@ describe('PURGE from Wagtail', () => {
     expect(detailRequests(harness).sort()).toEqual([parent.id, ...children].map((id) => `/api/v1/cms/pages/${id}/`).sort())
   })
 
+  it('serves the renamed parent in every child detail read before the edit, and the untouched pages as they were', async () => {
+    const harness = await start()
+    const snapshot = harness.app.shield.sync.current!
+    const parent = snapshot.pages.slice().find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
+    const children = snapshot.childrenOf.get(parent.id)!.map((child) => child.id)
+    const untouched = snapshot.pages.slice().filter((p) => p.id !== parent.id && p.parentId !== parent.id).slice(0, 5).map((p) => p.id)
+    // Read, and so remembered by URL, under the snapshot before the edit.
+    const before = new Map<number, string>()
+    for (const id of [parent.id, ...children, ...untouched]) before.set(id, (await harness.get(`/api/v1/cms/pages/${id}/`)).body)
+    harness.origin.updatePage(parent.id, { title: 'Renamed again' })
+    await harness.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${parent.id}/` })
+    await eventually(async () => JSON.parse((await harness.get(`/api/v1/cms/pages/${parent.id}/`)).body).title === 'Renamed again')
+    // A patch in place of the snapshot those reads were answered from.
+    expect(harness.app.shield.sync.current!.patched?.from).toBe(snapshot.fingerprint)
+    for (const id of children) expect(JSON.parse((await harness.get(`/api/v1/cms/pages/${id}/`)).body).meta.parent.title).toBe('Renamed again')
+    for (const id of untouched) expect((await harness.get(`/api/v1/cms/pages/${id}/`)).body).toBe(before.get(id))
+  })
+
   it('runs the listing pass when a purged page\'s slug changed, and serves its descendants\' new URLs', async () => {
     const harness = await start()
     const snapshot = harness.app.shield.sync.current!
