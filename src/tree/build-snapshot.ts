@@ -305,9 +305,9 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
  * The snapshot `previous` would be with some pages replaced in place: the same place in the tree
  * (parent, slug, type, order), new texts and fields. Nothing is recomputed from every page: the
  * slug paths, types and subtree ends cannot have changed; the page list and the id and sibling
- * maps are `previous`'s with the changes laid over them (`page-list.ts`, `patched-map.ts`),
- * so no page array is copied; the fingerprint rehashes only the blocks holding a replaced page. A PURGE of
- * one page at 100,000 pages costs what that page touches. The result reads exactly as what
+ * maps are `previous`'s with the changes laid over them (`page-list.ts`, `patched-map.ts`), so no
+ * page array is copied; the fingerprint rehashes only the blocks holding a replaced page. A PURGE
+ * of one page at 100,000 pages costs what that page touches. The result reads exactly as what
  * {@link buildSnapshot} makes of the same pages (a property test holds it to that).
  *
  * Throws `TypeError` for a replacement that moved, was renamed in its slug, changed type or is not
