@@ -26,11 +26,9 @@ export interface LoadFigures {
   maxMs: number
   /** Answers that were not 200 (503s of load shedding among them), and socket errors or timeouts. */
   failed: number
-  /** Share of wall time the harness's event loop was busy (autocannon); null for wrk. */
-  harnessElu: number | null
   /** Target CPU microseconds per answered request; null when /proc cannot tell. */
   serverCpuUsPerRequest: number | null
-  /** autocannon's own sample, for the harness table. */
+  /** autocannon's own sample (the harness's event-loop utilisation among it), for the harness table. */
   autocannon?: LoadSample
 }
 
@@ -71,7 +69,6 @@ export function autocannonRunner(shield: Shield, spec: Omit<LoadSpec, 'durationS
         p99Ms: sample.latencyMs.p99,
         maxMs: sample.latencyMs.max,
         failed: sample.unexpected + sample.errors + sample.timeouts,
-        harnessElu: sample.harnessElu,
         serverCpuUsPerRequest: sample.serverCpuUsPerRequest,
         autocannon: sample,
       }
@@ -96,7 +93,6 @@ export function wrkRunner(shield: Shield, paths: readonly string[], connections:
         p99Ms: sample.p99Ms,
         maxMs: sample.maxMs,
         failed: sample.bad + sample.errors,
-        harnessElu: null,
         serverCpuUsPerRequest: sample.serverCpuUsPerRequest,
       }
     },
