@@ -21,7 +21,7 @@ const timers: Timers = { setTimeout: (callback, ms) => setTimeout(callback, ms),
 const quiet = { info: () => undefined, warn: () => undefined }
 
 function stubLease(role: LeaseRole): LeaderLease & { role: LeaseRole } {
-  return { role, owner: 'me', start: () => undefined, checkNow: async () => role, stop: async () => undefined, abandon: () => undefined }
+  return { role, owner: 'me', start: () => undefined, checkNow: async () => role, reconnected: () => undefined, stop: async () => undefined, abandon: () => undefined }
 }
 
 /** What Redis would answer for the recorded announcement; `answer` switches between the cases. */
@@ -77,7 +77,7 @@ afterEach(async () => {
   for (const coordinator of running.splice(0)) await coordinator.stop()
 })
 
-function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot; pollMs?: number }) {
+function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot; pollMs?: number; load?: () => Promise<Snapshot | undefined> }) {
   const lease = stubLease(options.role)
   const { channel, state } = stubChannel()
   const { sync, received, refreshed } = stubSync(options.current)
@@ -87,7 +87,7 @@ function start(options: { role: LeaseRole; current?: Snapshot; shared?: Snapshot
     sync, lease, channel, timers, logger: quiet, pollMs: options.pollMs ?? POLL_MS,
     loadShared: async (announcement) => {
       asked.push(announcement)
-      return options.shared
+      return options.load ? options.load() : options.shared
     },
     storeShared: async (snapshot) => void stored.push(snapshot),
   })
@@ -260,6 +260,27 @@ describe('snapshots stored as patches', () => {
     for (let i = 0; i < 100 && leader.stored.length === 0; i++) await sleep(5)
     await polls(2)
     expect(leader.state.announced.at(-1)).toEqual({ version: 2, fingerprint: next.fingerprint, owner: 'me' })
+  })
+
+  it('a follower whose load reached the snapshot announced meanwhile does not load it again', async () => {
+    const base = makeSnapshot([{ id: 1, parent: null }], {}, 1)
+    const middle = makeSnapshot([{ id: 1, parent: null }, { id: 2, parent: 1 }], {}, 2)
+    const newest = makeSnapshot([{ id: 1, parent: null }, { id: 2, parent: 1 }, { id: 3, parent: 1 }], {}, 3)
+    let release: () => void = () => undefined
+    const slow = new Promise<void>((resolve) => (release = resolve))
+    // The load for the first announcement reads every patch stored by the time it reads: it ends on the newest.
+    const follower = start({ role: 'follower', current: base, load: async () => (await slow, newest) })
+    follower.state.recorded = { version: 2, fingerprint: middle.fingerprint, owner: 'leader', patch: { from: base.fingerprint, index: 0 } }
+    for (let i = 0; i < 100 && follower.asked.length === 0; i++) await sleep(5)
+    // Announced while that load runs: the coordinator keeps it for after the load.
+    follower.state.recorded = { version: 3, fingerprint: newest.fingerprint, owner: 'leader', patch: { from: middle.fingerprint, index: 1 } }
+    await polls(3)
+    release()
+    for (let i = 0; i < 100 && follower.received.length === 0; i++) await sleep(5)
+    await polls(3)
+    expect(follower.sync.current).toBe(newest)
+    expect(follower.asked.map((announcement) => announcement?.version)).toEqual([2])
+    expect(follower.received).toEqual([newest])
   })
 
   it('a follower hands the announcement it missed to the load, so a patch can be read instead of the whole snapshot', async () => {

@@ -108,6 +108,9 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
   async function loadOnce(): Promise<void> {
     const announcement = wanted
     wanted = undefined
+    // Asked for again during the load before, which may have reached it already: the patches it
+    // read run to the newest stored, and loading that again would read the whole snapshot.
+    if (announcement !== undefined && !isNew(announcement)) return
     const snapshot = await options.loadShared(announcement)
     if (!snapshot) return
     if (!sync.receive(snapshot)) return

@@ -145,6 +145,19 @@ describe('leader lease on a real Redis', () => {
     expect(await lease.checkNow()).toBe('follower')
   })
 
+  it('takes its key again when Redis lost it, and keeps leading', async () => {
+    const { key, made } = await instances(2, 30_000)
+    const [first, second] = made as [(typeof made)[0], (typeof made)[0]]
+    expect(await first.lease.checkNow()).toBe('leader')
+    expect(await second.lease.checkNow()).toBe('follower')
+    await shared.admin.del(key)
+    expect(await first.lease.checkNow()).toBe('leader')
+    expect(await shared.admin.get(key)).toBe(first.lease.owner)
+    expect(Number(await shared.admin.pttl(key))).toBeGreaterThan(29_000)
+    expect(await second.lease.checkNow()).toBe('follower')
+    expect(first.changes).toEqual([['leader', 'follower']])
+  })
+
   describe('when Redis becomes unreachable', () => {
     const ownServer = ownRedisServer()
 
@@ -219,9 +232,15 @@ function stubRedis(clock: { now: number }) {
     eval: (script, _keys, key, owner, ms) =>
       run(script.includes('pexpire') ? `renew ${String(key)} ${String(owner)} ${String(ms)}` : `release ${String(key)} ${String(owner)}`, () => {
         const k = String(key)
-        if (read(k) !== owner) return 0
-        if (script.includes('pexpire')) data.set(k, { value: String(owner), expiresAt: clock.now + Number(ms) })
-        else data.delete(k)
+        const holder = read(k)
+        if (script.includes('pexpire')) {
+          // Renews its own key, takes a missing one again, leaves another owner's alone.
+          if (holder !== undefined && holder !== owner) return 0
+          data.set(k, { value: String(owner), expiresAt: clock.now + Number(ms) })
+          return holder === undefined ? 2 : 1
+        }
+        if (holder !== owner) return 0
+        data.delete(k)
         return 1
       }),
   }
@@ -306,6 +325,41 @@ describe('leader lease failure paths (stub Redis)', () => {
     // Its key expired meanwhile; when Redis answers it takes it again.
     stub.state.mode = 'ok'
     expect(await lease.checkNow()).toBe('leader')
+  })
+
+  it('takes its key again when it is gone and stays leader, without a change of role', async () => {
+    const { clock, stub, lease, changes, logger } = setup()
+    expect(await lease.checkNow()).toBe('leader')
+    stub.data.clear() // Redis restarted without its data
+    clock.now += 300
+    expect(await lease.checkNow()).toBe('leader')
+    expect(stub.data.get('p:leader')).toEqual({ value: 'me', expiresAt: clock.now + 900 })
+    expect(changes).toEqual([['leader', 'follower']])
+    expect(logger.lines.at(-1)).toBe('info leader lease: the key was gone (expired, or Redis lost it); taken again')
+    // Another owner's key is still left alone.
+    stub.data.set('p:leader', { value: 'other', expiresAt: clock.now + 900 })
+    clock.now += 300
+    expect(await lease.checkNow()).toBe('follower')
+    expect(stub.data.get('p:leader')!.value).toBe('other')
+  })
+
+  it('ticks at once when the connection is ready again, only while started', async () => {
+    const clock = { now: 0 }
+    const manual = manualTimers(clock)
+    const { stub, lease } = setup({ timers: manual.timers, now: () => clock.now })
+    lease.reconnected()
+    expect(stub.state.calls).toEqual([])
+    lease.start()
+    await until('first tick', () => lease.role === 'leader', 1000)
+    stub.data.set('p:leader', { value: 'other', expiresAt: Number.MAX_SAFE_INTEGER })
+    lease.reconnected() // no timer advanced: this tick is the reconnection's
+    await until('stepped down', () => lease.role === 'follower', 1000)
+    expect(stub.state.calls).toEqual(['set p:leader me PX 900 NX', 'renew p:leader me 900'])
+    await lease.stop()
+    const calls = stub.state.calls.length
+    lease.reconnected()
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(stub.state.calls).toHaveLength(calls)
   })
 
   it('renews with the compare-and-expire script and measures the lease from the last renewal', async () => {

@@ -1,15 +1,19 @@
 /**
  * One syncing instance among many (docs/architecture.md#the-cluster: with Redis, exactly one instance syncs, holding a lease in
  * Redis). Each instance ticks every third of `LEADER_LEASE`: a follower tries to take the lease
- * (`SET key owner PX lease NX`), the leader renews it with a compare-and-expire script, so a
- * leader that dies is replaced one tick after its lease expires and a leader whose key was taken
- * over steps down at its next tick.
+ * (`SET key owner PX lease NX`), the leader renews it with a compare-and-expire script that also
+ * takes the key again when nobody holds it, so a leader that dies is replaced one tick after its
+ * lease expires, a leader whose key was taken over steps down at its next tick, and a leader whose
+ * key Redis lost (a restart without persistence) keeps leading if it asks first.
  *
  * Redis must never decide alone that nobody syncs. When Redis cannot answer, a leader keeps
  * leading while the lease it last renewed is still running (no one else can have it), and after
  * that — or at once for a follower — the instance turns `standalone`: it syncs by itself, so every
  * tree stays fresh while Redis is down, at the cost of one CMS sync per instance. The first tick
- * that reaches Redis again resolves to leader or follower.
+ * that reaches Redis again resolves to leader or follower; the cluster runs one as soon as the
+ * connection is ready. If Redis came back without its data, a standalone instance may take the
+ * lease before the old leader renews: both then sync until the old leader's tick finds the key
+ * not its own, moments later.
  *
  * Every Redis call is bounded by `commandTimeoutMs`; nothing here throws from a timer or leaves a
  * rejection unhandled.
@@ -59,6 +63,11 @@ export interface LeaderLease {
    */
   checkNow(): Promise<LeaseRole>
   /**
+   * Ticks now if started and not stopped, else does nothing: for a connection to Redis that is
+   * ready again, so roles settle at once rather than a tick later.
+   */
+  reconnected(): void
+  /**
    * Stops ticking, waits for a tick in flight, and deletes the key if it still holds this owner
    * (compare-and-delete), so another instance can take over at its next tick instead of after the
    * lease expires. The role then turns 'follower' (`onRoleChange` fires if it was not).
@@ -68,8 +77,14 @@ export interface LeaderLease {
   abandon(): void
 }
 
-/** Renews the lease only if it is still ours: 1 when renewed, 0 when someone else holds it or it expired. */
-const RENEW_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`
+/**
+ * Renews the lease if it is still ours (1), takes it again if nobody holds it (2: it expired, or
+ * Redis came back without its data), and leaves it to whoever else holds it (0).
+ */
+const RENEW_SCRIPT = `local holder = redis.call('get', KEYS[1])
+if holder == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) end
+if not holder then redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 2 end
+return 0`
 
 /** Deletes the lease only if it is still ours: 1 when deleted, else 0. */
 const RELEASE_SCRIPT = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`
@@ -113,13 +128,12 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
     const sentAt = now()
     try {
       if (role === 'leader') {
-        const renewed = await boundedCommand('renew lease', () => redis.eval(RENEW_SCRIPT, 1, key, owner, px), commandTimeoutMs, timers)
-        if (Number(renewed) === 1) {
+        const renewed = Number(await boundedCommand('renew lease', () => redis.eval(RENEW_SCRIPT, 1, key, owner, px), commandTimeoutMs, timers))
+        if (renewed === 1 || renewed === 2) {
           heldSince = sentAt
-          if (renewFailing) {
-            renewFailing = false
-            logger.info({ key, owner }, 'leader lease: renewing again')
-          }
+          if (renewed === 2) logger.info({ key, owner }, 'leader lease: the key was gone (expired, or Redis lost it); taken again')
+          else if (renewFailing) logger.info({ key, owner }, 'leader lease: renewing again')
+          renewFailing = false
         } else {
           change('follower', 'warn', {}, 'leader lease lost: another instance holds it (or it expired); no longer syncing')
         }
@@ -193,6 +207,12 @@ export function createLeaderLease(options: LeaderLeaseOptions): LeaderLease {
       loop()
     },
     checkNow,
+    reconnected() {
+      if (!started || finished) return
+      // A tick in flight went out before the connection was back: tick again after it.
+      const after = inFlight ?? Promise.resolve(role)
+      void after.then(() => checkNow())
+    },
     stop() {
       stopping ??= (async () => {
         halt()

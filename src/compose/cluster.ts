@@ -58,6 +58,9 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
       events.emit('role', { role })
     },
   })
+  // Roles settle when Redis is back, not a tick later: after a restart without data, a standalone
+  // instance and the old leader would otherwise both sync for up to a third of the lease.
+  shared.client.on('ready', () => lease.reconnected())
   const channel = createClusterChannel({
     redis: shared.client,
     subscriber: shared.subscriber,
@@ -88,12 +91,15 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
       const target = shared.snapshotTarget
       const base = sync.current
       const patch = announcement?.patch
-      // Serving the announced patch's base: that patch (and any stored after it) is all there is to read.
-      if (patch && base?.fingerprint === patch.from && target.patches) {
-        const buffers = await target.patches.read(patch.index).catch(() => [])
+      if (announcement && patch && base && target.patches) {
+        // Serving the announced patch's base: that patch (and any stored after it) is all there is
+        // to read. Further behind (an announcement missed), the log may still hold the way from the
+        // snapshot served: at most SNAPSHOT_PATCHES_PER_FULL small patches, not the whole tree.
+        const onBase = base.fingerprint === patch.from
+        const buffers = await target.patches.read(onBase ? patch.index : 0).catch(() => [])
         const followed = followPatches(base, buffers, config.baseUrl)
-        if (followed.snapshot) return followed.snapshot
-        logger.warn({ reason: followed.why, index: patch.index }, 'cluster: the announced patch does not apply here; loading the whole snapshot')
+        if (followed.snapshot && (onBase || followed.snapshot.version >= announcement.version)) return followed.snapshot
+        if (onBase) logger.warn({ reason: followed.why, index: patch.index }, 'cluster: the announced patch does not apply here; loading the whole snapshot')
       }
       return loadStored()
     },
