@@ -6,10 +6,9 @@
  */
 import type { Config } from '../config/load-config.js'
 import type { SnapshotTarget } from '../persist/snapshot-persistence.js'
-import { settleWithin } from '../deadline.js'
 import { createSharedFlight, type SharedFlight } from './shared-flight.js'
 import { createRedisSnapshotTarget } from './redis-snapshot-target.js'
-import { createRedisClient, createRedisStore, isRedisUp, type RedisClient, type RedisStore, type RedisStoreLogger } from './stores/redis-store.js'
+import { createRedisClient, createRedisStore, isRedisUp, untilRedisUp, type RedisClient, type RedisStore, type RedisStoreLogger } from './stores/redis-store.js'
 
 export interface SharedTier {
   readonly client: RedisClient
@@ -68,11 +67,7 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
     async waitUntilUp(ms) {
       // Both connections a warm start reads through: a snapshot asked for on a connection still
       // connecting would be refused at once (no offline queue) and read as "nothing stored".
-      const pending = [client, snapshotClient].filter((connection) => !isRedisUp(connection))
-      if (pending.length > 0) {
-        const ready = (connection: RedisClient) => new Promise<void>((resolve) => connection.once('ready', () => resolve()))
-        await settleWithin('redis ready', () => Promise.all(pending.map(ready)), ms).catch(() => undefined)
-      }
+      await Promise.all([client, snapshotClient].map((connection) => untilRedisUp(connection, ms)))
       return isRedisUp(client)
     },
     async close() {

@@ -60,6 +60,11 @@ export function createRedisClient(config: RedisClientConfig, logger?: RedisClien
   if (config.cluster !== undefined) {
     client = new Cluster(parseAddresses('REDIS_CLUSTER_NODES', config.cluster, 6379), {
       enableOfflineQueue: false,
+      // ioredis' own ready check sends CLUSTER INFO to a node whose connection is still being
+      // made, which the missing offline queue refuses: the check fails, and the whole client
+      // disconnects and retries with backoff, for seconds at a start. Readiness is judged in
+      // `isRedisUp` instead: every master's connection ready.
+      enableReadyCheck: false,
       lazyConnect: false,
       clusterRetryStrategy: reconnectDelayMs,
       redisOptions: connection,
@@ -85,9 +90,28 @@ export function createRedisClient(config: RedisClientConfig, logger?: RedisClien
   return client
 }
 
-/** Whether commands sent now would reach Redis (connected, and past the ready check). */
+/**
+ * Whether commands sent now would reach Redis: connected and past the ready check; for a Cluster,
+ * the slots known and every master's connection ready (a command for a node still connecting is
+ * refused at once, as there is no offline queue).
+ */
 export function isRedisUp(client: RedisClient): boolean {
-  return client.status === 'ready'
+  if (client.status !== 'ready') return false
+  if (!(client instanceof Cluster)) return true
+  const masters = client.nodes('master')
+  return masters.length > 0 && masters.every((node) => node.status === 'ready')
+}
+
+/** How often {@link untilRedisUp} looks again. */
+const UP_POLL_MS = 10
+
+/** Resolves with `isRedisUp(client)` once it is true, or after `ms` at most. */
+export async function untilRedisUp(client: RedisClient, ms: number): Promise<boolean> {
+  const deadline = performance.now() + ms
+  while (!isRedisUp(client) && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(UP_POLL_MS, Math.max(1, deadline - performance.now()))).unref())
+  }
+  return isRedisUp(client)
 }
 
 /**

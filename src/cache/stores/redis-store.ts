@@ -18,7 +18,7 @@ import type { LogSink } from '../../observability/log-sink.js'
 /** Thrown by the local timer; `timedOut` in the `'error'` event says which failures were timeouts. */
 export { RedisCommandTimeoutError }
 
-export { createRedisClient, isRedisUp, type RedisClient, type RedisClientConfig, type RedisClientLogger } from './redis-client.js'
+export { createRedisClient, isRedisUp, untilRedisUp, type RedisClient, type RedisClientConfig, type RedisClientLogger } from './redis-client.js'
 
 /** The three commands the store sends; an ioredis `Redis` or `Cluster` satisfies it, and so can a fake. */
 export interface RedisCommands {
