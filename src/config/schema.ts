@@ -169,7 +169,7 @@ export const schema = {
   },
   syncConcurrency: {
     name: 'SYNC_CONCURRENCY', kind: 'int', default: '8', min: 1, max: 64,
-    doc: 'Detail fetches in flight during a sync.',
+    doc: 'CMS requests in flight during a sync or a refresh (listing windows, details, one-item listings).',
   },
   syncRetryMaxMs: {
     name: 'SYNC_RETRY_MAX', kind: 'duration', default: '5m', min: SECOND,

@@ -13,6 +13,7 @@ import { bytesCopier } from '../json/byte-slabs.js'
 import { ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
+import { mapBounded } from './map-bounded.js'
 import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedPage } from './plan-refresh.js'
@@ -328,29 +329,6 @@ export async function fetchTypedItems(options: FetchTreeOptions, type: string, e
     inconsistent(`the listing of type ${type} does not hold the same pages as the whole listing`, { type })
   }
   return new Map(listed.map((item) => [item.id, item.listItem]))
-}
-
-/** Runs `work` over `items` with at most `concurrency` in flight; the first failure stops the rest. */
-async function mapBounded<T, R>(items: readonly T[], concurrency: number, signal: AbortSignal, work: (item: T) => Promise<R>, onDone: (done: number) => void): Promise<R[]> {
-  const results = new Array<R>(items.length)
-  let next = 0
-  let done = 0
-  let failed = false
-  const worker = async () => {
-    while (!failed && next < items.length) {
-      if (signal.aborted) throw createError('SYNC_ABORTED', 'the sync was cancelled')
-      const index = next++
-      try {
-        results[index] = await work(items[index]!)
-      } catch (error) {
-        failed = true
-        throw error
-      }
-      onDone(++done)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker))
-  return results
 }
 
 /** The page with its typed listing item, kept only where it differs from the generic one. */

@@ -10,17 +10,31 @@
  * listing item changed, because each child's detail embeds its parent's title (`meta.parent`,
  * docs/wagtail-compatibility.md#response-bodies), as the listing pass's plan does (`plan-refresh.ts`).
  *
+ * A page whose model shows another URL than the generic listing (a RedirectPage shows its external
+ * address) keeps a typed listing item (`typedListItem`): it costs one more request, the one-item
+ * listing of its type, as the listing pass reads the listing of each such type
+ * (docs/wagtail-compatibility.md#response-bodies).
+ *
  * Anything this cannot place for certain is left to the listing pass (the result is `undefined`):
  * a page the snapshot does not hold, one the listing no longer shows (unpublished), a new slug,
- * URL, type or parent (the pages below would move with it), a page whose typed listing differs
- * (`typedListItem`), or a detail that disagrees with its listing item (an edit in progress). Pure
- * over its `get`: no timers, and no state but a memory of each window's page ids.
+ * URL, type or parent (the pages below would move with it), a page without a typed item whose
+ * detail starts showing another URL than its listing item, or a detail that disagrees with its
+ * listing item (an edit in progress). Pure over its `get`: no timers, and no state but a memory of
+ * each window's page ids.
+ *
+ * The named pages are refreshed side by side, and so are the children's details and typed items,
+ * `concurrency` (SYNC_CONCURRENCY) requests at a time as in a listing pass: a parent with 80
+ * RedirectPage children reads 80 typed items, which one after another took 80 round trips of the
+ * CMS before the edit could show.
  * @module
  */
 import { isProxyError } from '../errors.js'
-import type { SyncedPage } from '../tree/build-snapshot.js'
+import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
-import { fetchDetails, fetchListingPass, type FetchTreeOptions, type FetchedPage, type ListingWindow, type ListingWindows } from './fetch-tree.js'
+import {
+  fetchDetails, fetchListingPass, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingOptions, type ListingWindow, type ListingWindows,
+} from './fetch-tree.js'
+import { mapBounded } from './map-bounded.js'
 import type { ListedPage } from './plan-refresh.js'
 
 /** At most this many named pages are refreshed in place; a bigger burst takes the listing pass. */
@@ -103,35 +117,61 @@ async function details(options: RefreshInPlaceOptions, pages: readonly ListedPag
   }
 }
 
-/** The page's item as a listing filtered to its id shows it now. */
-async function listedNow(options: RefreshInPlaceOptions, record: PageRecord): Promise<ListedPage> {
+/** The one item of a listing filtered to `record`'s id (and `listing`), with its type and slug as `record` holds them. */
+async function itemNow(options: RefreshInPlaceOptions, record: PageRecord, listing: ListingOptions): Promise<ListedPage> {
   let listed: ListedPage[]
   try {
-    listed = (await fetchListingPass(options, { filter: `id=${record.id}&`, withFields: options.withFields })).pages
+    listed = (await fetchListingPass(options, listing)).pages
   } catch (error) {
     if (isProxyError(error, 'SYNC_INCONSISTENT')) throw new NeedsListingPass()
     throw error
   }
   const item = listed[0]
-  if (listed.length !== 1 || item!.id !== record.id) throw new NeedsListingPass()
-  if (item!.type !== record.type || item!.slug !== record.slug || item!.htmlUrl !== htmlUrlOf(record)) throw new NeedsListingPass()
+  if (listed.length !== 1 || item!.id !== record.id || item!.type !== record.type || item!.slug !== record.slug) throw new NeedsListingPass()
   return item!
+}
+
+/** The page's item as a listing filtered to its id shows it now. */
+async function listedNow(options: RefreshInPlaceOptions, record: PageRecord): Promise<ListedPage> {
+  const item = await itemNow(options, record, { filter: `id=${record.id}&`, withFields: options.withFields })
+  if (item.htmlUrl !== htmlUrlOf(record)) throw new NeedsListingPass()
+  return item
+}
+
+/**
+ * `fetched` as it replaces `record`. A page with a typed listing item gets it again from the
+ * one-item listing of its type, read as the listing pass reads a type's listing (no extra meta
+ * fields); its detail may show another URL than its listing item, which is why it has one.
+ */
+async function replacement(options: RefreshInPlaceOptions, fetched: FetchedPage, record: PageRecord): Promise<SyncedPage> {
+  if (record.typedListItem === undefined) return placeable(fetched, record)
+  if (fetched.page.parentId !== record.parentId) throw new NeedsListingPass()
+  const typed = await itemNow(options, record, { filter: `type=${encodeURIComponent(record.type)}&id=${record.id}&` })
+  return withTypedItem(fetched.page, typed.listItem)
 }
 
 /** Refreshes `options.requested` in place, or returns `undefined` when a listing pass is needed. */
 export async function refreshInPlace(options: RefreshInPlaceOptions): Promise<InPlaceRefresh | undefined> {
   const { previous, requested } = options
   if (requested.size === 0 || requested.size > MAX_IN_PLACE_PAGES) return undefined
+  const records: PageRecord[] = []
+  for (const id of requested) {
+    const record = previous.byId.get(id)
+    if (record === undefined) return undefined
+    records.push(record)
+  }
   try {
     const replaced = new Map<number, SyncedPage>()
     const itemChanged = new Set<number>()
-    for (const id of requested) {
-      const record = previous.byId.get(id)
-      if (record === undefined || record.typedListItem !== undefined) return undefined
+    const refreshed = await mapBounded(records, options.concurrency, options.signal, async (record) => {
       const item = await listedNow(options, record)
       const [fetched] = await details(options, [item])
-      replaced.set(id, placeable(fetched!, record))
-      if (item.listItem !== record.listItem) itemChanged.add(id)
+      return { item, page: await replacement(options, fetched!, record) }
+    })
+    for (const [i, { item, page }] of refreshed.entries()) {
+      const record = records[i]!
+      replaced.set(record.id, page)
+      if (item.listItem !== record.listItem) itemChanged.add(record.id)
     }
 
     const children: PageRecord[] = []
@@ -139,9 +179,9 @@ export async function refreshInPlace(options: RefreshInPlaceOptions): Promise<In
       for (const child of previous.childrenOf.get(id) ?? []) if (!replaced.has(child.id)) children.push(child)
     }
     // Every child is fetched, as the listing pass's plan would fetch them ('parent-changed').
-    if (children.some((child) => child.typedListItem !== undefined)) return undefined
     const fetchedChildren = await details(options, children.map((child) => listedFrom(child, options.withFields)))
-    fetchedChildren.forEach((fetched, i) => replaced.set(children[i]!.id, placeable(fetched, children[i]!)))
+    const childPages = await mapBounded(fetchedChildren, options.concurrency, options.signal, (fetched, i) => replacement(options, fetched, children[i]!))
+    for (const [i, page] of childPages.entries()) replaced.set(children[i]!.id, page)
 
     const windows = new Map<string, ListingWindow>()
     const changedIds = [...itemChanged]
@@ -149,7 +189,8 @@ export async function refreshInPlace(options: RefreshInPlaceOptions): Promise<In
       // A window showing an item that changed describes the old item: the next pass reads it again.
       if (changedIds.length === 0 || !changedIds.some((id) => idsOf(window).has(id))) windows.set(path, window)
     }
-    const unchanged = [...replaced.values()].every((page) => previous.byId.get(page.id)!.digest === page.digest)
+    const unchanged = [...replaced.values()].every((page) =>
+      previous.byId.get(page.id)!.digest === (page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)))
     return {
       replaced,
       unchanged,

@@ -74,6 +74,24 @@ describe('PURGE from Wagtail', () => {
     expect(detailRequests(harness).sort()).toEqual([parent.id, ...children].map((id) => `/api/v1/cms/pages/${id}/`).sort())
   })
 
+  it('serves a purged RedirectPage\'s new title in its detail and in a listing of its type, without a listing pass', async () => {
+    const harness = await start()
+    const snapshot = harness.app.shield.sync.current!
+    const redirect = snapshot.pages.slice().find((p) => p.typedListItem !== undefined && !snapshot.childrenOf.has(p.id))!
+    expect(redirect.type).toBe('cms.RedirectPage')
+    harness.origin.updatePage(redirect.id, { title: 'Partner, renamed' })
+    await harness.app.inject({ method: 'PURGE', url: `/api/v1/cms/pages/${redirect.id}/` })
+    await eventually(async () => JSON.parse((await harness.get(`/api/v1/cms/pages/${redirect.id}/`)).body).title === 'Partner, renamed')
+    const typed = JSON.parse((await harness.get(`/api/v1/cms/pages/?type=cms.RedirectPage&id=${redirect.id}`)).body)
+    expect(typed.items).toEqual([expect.objectContaining({ id: redirect.id, title: 'Partner, renamed', meta: expect.objectContaining({ html_url: expect.stringMatching(/^https:\/\/partner\.example\.org\//) }) })])
+    const generic = JSON.parse((await harness.get(`/api/v1/cms/pages/?id=${redirect.id}`)).body)
+    expect(generic.items[0].title).toBe('Partner, renamed')
+    expect(generic.items[0].meta.html_url).not.toMatch(/partner\.example\.org/)
+    // Its own item, its detail and its item in a listing of its type: no listing pass.
+    expect(listRequests(harness)).toEqual([expect.stringMatching(new RegExp(`[?&]id=${redirect.id}&`)), expect.stringMatching(new RegExp(`[?&]type=cms\\.RedirectPage&id=${redirect.id}&`))])
+    expect(detailRequests(harness)).toEqual([`/api/v1/cms/pages/${redirect.id}/`])
+  })
+
   it('serves the renamed parent in every child detail read before the edit, and the untouched pages as they were', async () => {
     const harness = await start()
     const snapshot = harness.app.shield.sync.current!
