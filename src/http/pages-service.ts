@@ -22,6 +22,7 @@ import { responseKeys, tagHeaders } from '../tree/surrogate-keys.js'
 import { createSnapshotMemo } from '../tree/snapshot-memo.js'
 import { absentLesson } from '../query/absent-lessons.js'
 import { createKnownAbsentPerSnapshot } from '../query/known-absent.js'
+import { bytesOf } from '../tree/detail-body.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { CacheOutcome } from '../observability/shield-events.js'
 import { PAGES_PATH } from './api-router.js'
@@ -421,7 +422,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     index(plan, snapshot) {
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
-      return indexAnswer(page.detail, snapshot, { kind: 'page', id: page.id })
+      return indexAnswer(bytesOf(page.detail), snapshot, { kind: 'page', id: page.id })
     },
   }
 

@@ -10,7 +10,7 @@
  */
 import type { Snapshot } from '../tree/snapshot.js'
 import {
-  originMismatch, rebaseDecoded, rebuildFromDecoded, tryDecodeSnapshotAsync, type DecodeResult, type DecodedSnapshot, type LoadResult,
+  originMismatch, rebaseDecoded, rebuildFromDecoded, tryDecodeSnapshot, tryDecodeSnapshotAsync, type DecodeResult, type DecodedSnapshot, type LoadResult,
   type SnapshotOrigin,
 } from './snapshot-codec.js'
 import { applyPatch, decodePatch, patchedPages, readPatchMetadata, rebasePatch, type PatchMetadata, type SnapshotPatch } from './snapshot-patch.js'
@@ -101,6 +101,16 @@ export function loadChain(decoded: DecodedSnapshot, buffers: readonly Buffer[], 
  */
 export async function loadStoredChainAsync(buf: Buffer, patches: readonly Buffer[], origin: SnapshotOrigin): Promise<ChainLoad> {
   return chainOfDecoded(await tryDecodeSnapshotAsync(buf), patches, origin)
+}
+
+/**
+ * {@link loadStoredChainAsync} with the parts decompressed on the calling thread, one after
+ * another: for a start, before the instance listens, when there is nothing to keep answering.
+ * It costs less CPU and less time, even against the thread pool's several cores: a part per group
+ * handed to the pool costs more than it spreads (docs/performance.md, "a start decompresses in place").
+ */
+export function loadStoredChain(buf: Buffer, patches: readonly Buffer[], origin: SnapshotOrigin): ChainLoad {
+  return chainOfDecoded(tryDecodeSnapshot(buf), patches, origin)
 }
 
 function chainOfDecoded(decoded: DecodeResult, patches: readonly Buffer[], origin: SnapshotOrigin): ChainLoad {

@@ -7,14 +7,48 @@
  * each rewrites the shared snapshot on load. Each page keeps the digest of the bytes the syncing
  * instance stored, so the rebuilt snapshot's fingerprint is the stored one: instances agree on
  * which snapshot they serve whatever their BASE_URL (README, "Redis and persistence").
+ *
+ * Listing items are rewritten at once: the tree is indexed from them. A detail body is rewritten
+ * when it is first read, like a stored detail is decompressed (`details-part.ts`): at 100,000
+ * pages, rewriting every body on load took 16–18 s of CPU and 1.2 GB of memory, for bodies most of
+ * which nobody reads before the next load (docs/performance.md, "A snapshot from another
+ * BASE_URL").
  * @module
  */
 import { createUrlRewriter, rewriteDetailUrls, type RewriteUrl } from '../json/rewrite-detail-urls.js'
+import { bytesOf, type DeferredBody, type DetailBody } from '../tree/detail-body.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 
 /** The config strips trailing slashes; doing it here too keeps `https://x/` equal to `https://x`. */
 export function sameBaseUrl(a: string, b: string): boolean {
   return a.replace(/\/+$/, '') === b.replace(/\/+$/, '')
+}
+
+/** A detail body rewritten on first read; its length, too, is known only then. */
+class RebasedBody implements DeferredBody {
+  private made: Buffer | undefined = undefined
+  private source: DetailBody | string | undefined
+
+  constructor(source: DetailBody | string, private readonly rewrite: RewriteUrl) {
+    this.source = source
+  }
+
+  get length(): number {
+    return this.bytes().length
+  }
+
+  bytes(): Buffer {
+    if (this.made !== undefined) return this.made
+    const source = this.source!
+    const text = typeof source === 'string' ? source : bytesOf(source).toString('utf8')
+    this.made = Buffer.from(rewriteDetailUrls(text, this.rewrite).text, 'utf8')
+    this.source = undefined
+    return this.made
+  }
+
+  toString(encoding?: BufferEncoding): string {
+    return this.bytes().toString(encoding)
+  }
 }
 
 function rebasePage(page: SyncedPage, rewrite: RewriteUrl): SyncedPage {
@@ -23,7 +57,7 @@ function rebasePage(page: SyncedPage, rewrite: RewriteUrl): SyncedPage {
   return {
     ...page,
     listItem: moved(page.listItem),
-    detail: moved(typeof page.detail === 'string' ? page.detail : page.detail.toString('utf8')),
+    detail: new RebasedBody(page.detail, rewrite),
     ...(page.typedListItem === undefined ? {} : { typedListItem: moved(page.typedListItem) }),
     digest,
   }

@@ -1,13 +1,13 @@
-import { createHash } from 'node:crypto'
 import { brotliCompressSync, gzipSync } from 'node:zlib'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { bytesOf } from '../tree/detail-body.js'
 import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
-import { loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
+import { frame, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
 import { encodeSnapshotOfAsync } from './snapshot-encoder.js'
 import {
-  decodeSnapshot, encodeFormat3, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION,
+  decodeSnapshot, encodeFormat3, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION, withDetailBytes, detailBytes, reseal, storedParts,
 } from '../../test/helpers/snapshot-bytes.js'
 
 const ORIGIN = { upstreamUrl: 'https://cms.example.com/wagtail', baseUrl: 'https://api.example.com' }
@@ -50,15 +50,8 @@ function expectSameSnapshot(actual: Snapshot, expected: Snapshot): void {
     const { detail: originalDetail, ...originalFields } = original
     expect(fields).toEqual(originalFields)
     expect(fields.typedListItem).toBe(originalFields.typedListItem)
-    expect(detail.equals(originalDetail)).toBe(true)
+    expect(bytesOf(detail).equals(bytesOf(originalDetail))).toBe(true)
   })
-}
-
-/** Re-seals a hand-made buffer with a valid checksum, so that what follows the checksum is tested. */
-function reseal(buf: Buffer): Buffer {
-  const copy = Buffer.from(buf)
-  createHash('sha256').update(copy.subarray(0, 17)).update(copy.subarray(49)).digest().copy(copy, 17)
-  return copy
 }
 
 /** A buffer in the stored layout with arbitrary contents and a valid checksum. */
@@ -117,7 +110,7 @@ describe('encode and decode', () => {
     const result = tryDecodeSnapshot(await encodeSnapshotOfAsync(original, ORIGIN))
     if (!result.ok) throw new Error(result.reason)
     expect(result.decoded.pages.map((page) => page.digest)).toEqual(original.pages.slice().map((record) => record.digest))
-    const details = result.decoded.pages.map((page) => page.detail as Buffer)
+    const details = result.decoded.pages.map(detailBytes)
     expect(details.map((detail) => detail.toString('utf8'))).toEqual(original.pages.slice().map((record) => record.detail.toString('utf8')))
     expect(new Set(details.map((detail) => detail.buffer)).size).toBe(1)
   })
@@ -127,7 +120,7 @@ describe('encode and decode', () => {
     const stored = await encodeSnapshotOfAsync(original, ORIGIN, { compression: 'none' })
     const result = tryDecodeSnapshot(stored)
     if (!result.ok) throw new Error(result.reason)
-    for (const page of result.decoded.pages) expect((page.detail as Buffer).buffer).not.toBe(stored.buffer)
+    for (const page of result.decoded.pages) expect(detailBytes(page).buffer).not.toBe(stored.buffer)
   })
 
   it('refuses a format-4 snapshot whose stored digest was changed, even correctly sealed', async () => {
@@ -152,7 +145,7 @@ describe('encode and decode', () => {
     for (const buf of buffers) {
       const together = tryDecodeSnapshot(buf)
       expect(together.ok).toBe(true)
-      expect(await tryDecodeSnapshotAsync(buf)).toEqual(together)
+      expect(withDetailBytes(await tryDecodeSnapshotAsync(buf))).toEqual(withDetailBytes(together))
     }
   })
 
@@ -169,20 +162,44 @@ describe('encode and decode', () => {
       expect(loaded.decoded.formatVersion).toBe(3)
       expectSameSnapshot(loaded.snapshot, original)
       expect(loaded.decoded.pages.map((p) => p.digest)).toEqual(original.pages.slice().map((record) => record.digest))
-      const holders = new Set(loaded.decoded.pages.map((p) => (p.detail as Buffer).buffer))
+      const holders = new Set(loaded.decoded.pages.map((p) => detailBytes(p).buffer))
       expect(holders.size).toBeGreaterThan(1)
       expect(holders.size).toBeLessThan(pages.length)
       expect(decodeSnapshot(buf)?.pages).toEqual(pagesOfSnapshot(original))
     }
   })
 
-  it('decoding on the thread pool refuses a part that does not decompress', async () => {
+  it('refuses, loading either way, a head part that does not decompress', async () => {
     const stored = await encodeSnapshotOfAsync(smallSnapshot(), ORIGIN, { compression: 'gzip' })
     const broken = Buffer.from(stored)
-    broken.fill(0, broken.length - 8)
+    // The first part is a group's head; its last 8 bytes are gzip's check.
+    const [, headEnd] = storedParts(stored)[0]!
+    broken.fill(0, headEnd - 8, headEnd)
     const result = await tryDecodeSnapshotAsync(reseal(broken))
     expect(result).toMatchObject({ ok: false, reason: expect.stringContaining('malformed snapshot') })
     expect(tryDecodeSnapshot(reseal(broken))).toMatchObject({ ok: false, reason: expect.stringContaining('malformed snapshot') })
+  })
+
+  it('keeps a details part compressed until a page of it is read; one that does not decompress fails each read of its pages, naming the part', async () => {
+    const stored = await encodeSnapshotOfAsync(smallSnapshot(), ORIGIN, { compression: 'gzip' })
+    const good = loadSnapshot(stored, ORIGIN)
+    if (!good.ok) throw new Error(good.reason)
+    expect(good.snapshot.pages.slice().every((record) => !Buffer.isBuffer(record.detail))).toBe(true)
+    expect(bytesOf(good.snapshot.byId.get(3)!.detail).toString()).toBe('{"big": 123456789012345678901234567890, "ls": "\u2028\u2029"}')
+    // The same Buffer on every read: answers and ETags are remembered by body.
+    expect(bytesOf(good.snapshot.byId.get(3)!.detail)).toBe(bytesOf(good.snapshot.byId.get(3)!.detail))
+
+    const broken = Buffer.from(stored)
+    broken.fill(0, broken.length - 8)
+    for (const result of [tryDecodeSnapshot(reseal(broken)), await tryDecodeSnapshotAsync(reseal(broken))]) {
+      if (!result.ok) throw new Error(result.reason)
+      const page = result.decoded.pages[0]!
+      if (typeof page.detail === 'string') throw new Error('a decoded detail is never text')
+      expect(page.detail.length).toBeGreaterThan(0)
+      const detail = page.detail
+      expect(() => bytesOf(detail)).toThrow(/^stored snapshot details part #1 could not be read: /)
+      expect(() => bytesOf(detail)).toThrow(/details part #1/)
+    }
   })
 
   it('the async encoder handles a payload of many slices', async () => {
@@ -324,6 +341,35 @@ describe('refusing what is not an intact snapshot', () => {
     expect(tryDecodeSnapshot(reseal(long)).ok).toBe(false)
   })
 
+  it('refuses a stored page row (formats 3 and 4) whose fields are malformed, without throwing', () => {
+    // One group of one page, stored uncompressed: its row, its listing text, its detail.
+    const listItem = '{"id": 1}'
+    const detail = '{"id": 1}'
+    const forgeRow = (row: unknown[]): Buffer => {
+      const fields = Buffer.from(JSON.stringify([row]))
+      const head = Buffer.concat([fields, Buffer.from(listItem)])
+      const details = Buffer.from(detail)
+      const metadata = Buffer.from(JSON.stringify({ ...goodMetadata, parts: [[head.length, head.length], [details.length, details.length]], groups: [[1, fields.length]] }))
+      return frame('none', metadata, head.length + details.length, [head, details])
+    }
+    const row = (changes: Record<number, unknown> = {}): unknown[] => {
+      const good: unknown[] = [1, 'a.B', 't', 's', false, '', '', null, 'digest', listItem.length, -1, detail.length]
+      for (const [at, value] of Object.entries(changes)) good[Number(at)] = value
+      return good
+    }
+    const decoded = tryDecodeSnapshot(forgeRow(row()))
+    if (!decoded.ok) throw new Error(decoded.reason)
+    expect(decoded.decoded.pages).toEqual([
+      { id: 1, type: 'a.B', title: 't', slug: 's', showInMenus: false, seoTitle: '', searchDescription: '', parentId: null, listItem, detail: Buffer.from(detail), digest: 'digest' },
+    ])
+    const malformed = [{ 0: 1.5 }, { 0: '1' }, { 1: null }, { 2: 5 }, { 3: [] }, { 4: 0 }, { 5: false }, { 6: {} }, { 7: 'x' }, { 7: 2.5 }, { 8: '' }, { 9: -1 }, { 10: 'no' }, { 11: 1.5 }]
+    for (const changes of malformed) {
+      const forged = forgeRow(row(changes))
+      expect(() => tryDecodeSnapshot(forged)).not.toThrow()
+      expect(tryDecodeSnapshot(forged), JSON.stringify(changes)).toMatchObject({ ok: false, reason: 'snapshot page #0 is malformed' })
+    }
+  })
+
   it('never throws on arbitrary bytes, sealed or not (property)', () => {
     fc.assert(
       fc.property(fc.uint8Array({ maxLength: 300 }), fc.boolean(), (bytes, sealed) => {
@@ -366,6 +412,28 @@ describe('loading under a configuration', () => {
       expect(page.detail.toString('utf8')).not.toContain('https://api.example.com/')
       expect(page.digest).toBe(before.digest)
     }
+  })
+
+  it('loads a snapshot from another BASE_URL without making its detail bodies: each is rewritten on its first read', async () => {
+    const stored = await encodeSnapshotOfAsync(original, ORIGIN, { compression: 'gzip' })
+    const elsewhere = { ...ORIGIN, baseUrl: 'https://api2.example.com' }
+    // A details part that does not decompress: loading still works, and only reads fail.
+    const broken = Buffer.from(stored)
+    broken.fill(0, broken.length - 8)
+    const loaded = loadSnapshot(reseal(broken), elsewhere)
+    if (!loaded.ok) throw new Error(loaded.reason)
+    expect(loaded.snapshot.fingerprint).toBe(original.fingerprint)
+    expect(() => bytesOf(loaded.snapshot.byId.get(4)!.detail)).toThrow(/^stored snapshot details part #1 could not be read: /)
+
+    const good = loadSnapshot(stored, elsewhere)
+    if (!good.ok) throw new Error(good.reason)
+    const detail = good.snapshot.byId.get(4)!.detail
+    const bytes = bytesOf(detail)
+    expect(bytes.toString()).toContain('"https://api2.example.com/api/v1/cms/pages/4/"')
+    expect(bytes.toString()).not.toContain('https://api.example.com/')
+    // The same Buffer on every read, and its length is the rewritten body's.
+    expect(bytesOf(detail)).toBe(bytes)
+    expect(detail.length).toBe(bytes.length)
   })
 
   it('treats a trailing slash as the same URL', () => {

@@ -33,9 +33,10 @@
  * change again and copies the stored bytes of every other (`snapshot-encoder.ts`); a store that
  * keeps the buffer by chunk then receives only the chunks that changed (`chunk-manifest.ts`).
  *
- * Loading then parses small JSON texts, not every body; each detail is a view of the part it was
- * decompressed into (the part is its slab), and each page keeps its stored digest, so nothing is
- * copied or hashed per page. The checksum over the whole buffer vouches for the bytes, and the
+ * Loading then parses small JSON texts, not every body: each group's details part stays
+ * compressed until one of its pages is read (`details-part.ts`), each detail is then a view of the
+ * part (the part is its slab), and each page keeps its stored digest, so nothing is copied, hashed
+ * or decompressed per page. The checksum over the whole buffer vouches for the bytes, and the
  * fingerprint, rebuilt from the digests, for their places.
  *
  * Format 3 (still read): the same rows and texts, but for the whole snapshot at once: one part of
@@ -60,8 +61,10 @@ import { promisify } from 'node:util'
 import {
   brotliCompress, brotliDecompress, brotliDecompressSync, constants as zlib, gunzip, gunzipSync, gzip, type BrotliOptions, type ZlibOptions,
 } from 'node:zlib'
+import { bytesOf } from '../tree/detail-body.js'
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
+import { deferredPart, presentPart, type DetailsPart } from './details-part.js'
 import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
 import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
 
@@ -349,20 +352,50 @@ function ownCopy(bytes: Buffer): Buffer {
 
 type PartTable = readonly (readonly [number, number])[]
 
-/**
- * Formats 3 and 4: the parts, decompressed one after another, then their pages
- * ({@link pagesOfParts}).
- */
-function decodeParts(compression: number, stored: Buffer, parts: PartTable, groups: PartTable | undefined, metadata: StoredMetadata): DecodeResult {
-  const raws: Buffer[] = []
+/** Each part's stored bytes and uncompressed length, and whether it holds details: format 4's second of each group, format 3's third on. */
+function* partsOf(pages: Buffer, parts: PartTable, grouped: boolean): Generator<{ index: number; stored: Buffer; rawLength: number; details: boolean }> {
   let at = 0
-  for (const [storedLength, rawLength] of parts) {
-    const raw = inflate(compression, stored.subarray(at, at + storedLength), rawLength)
-    if (!Buffer.isBuffer(raw)) return raw
-    raws.push(raw)
+  for (const [index, [storedLength, rawLength]] of parts.entries()) {
+    yield { index, stored: pages.subarray(at, at + storedLength), rawLength, details: grouped ? index % 2 === 1 : index >= 2 }
     at += storedLength
   }
-  return pagesOfParts(compression, raws, groups, metadata)
+}
+
+/**
+ * A details part as loading keeps it: at hand when stored uncompressed (copied, so that the pages
+ * do not keep the stored buffer alive), otherwise compressed, in a copy of its own, until the
+ * first of its pages is read (docs/performance.md, "Details decompressed on first read"). The
+ * checksum over the whole buffer has vouched for its bytes already.
+ */
+function detailsPart(compression: number, stored: Buffer, rawLength: number, index: number): DetailsPart | Refusal {
+  if (compression === NONE) {
+    return stored.length === rawLength ? presentPart(ownCopy(stored)) : refuse(`snapshot pages are ${stored.length} bytes, the header says ${rawLength}`)
+  }
+  if (compression !== GZIP && compression !== BROTLI) return refuse(`unknown snapshot compression ${compression}`)
+  if (rawLength > bufferConstants.MAX_LENGTH) return refuse(`snapshot pages of ${rawLength} bytes are too large`)
+  const compressed = ownCopy(stored)
+  return deferredPart(rawLength, () => inflate(compression, compressed, rawLength), `details part #${index}`)
+}
+
+/** The parts as {@link pagesOfParts} takes them: the others uncompressed, the details parts kept as {@link detailsPart}. */
+interface SplitParts {
+  readonly heads: Buffer[]
+  readonly details: DetailsPart[]
+}
+
+/**
+ * Formats 3 and 4: the parts that are not details decompressed one after another, the details
+ * parts deferred, then their pages ({@link pagesOfParts}).
+ */
+function decodeParts(compression: number, stored: Buffer, parts: PartTable, groups: PartTable | undefined, metadata: StoredMetadata): DecodeResult {
+  const split: SplitParts = { heads: [], details: [] }
+  for (const { index, stored: bytes, rawLength, details } of partsOf(stored, parts, groups !== undefined)) {
+    const part = details ? detailsPart(compression, bytes, rawLength, index) : inflate(compression, bytes, rawLength)
+    if ('ok' in part) return part
+    if (Buffer.isBuffer(part)) split.heads.push(part)
+    else split.details.push(part)
+  }
+  return pagesOfParts(split, groups, metadata)
 }
 
 const brotliDecompressAsync = promisify(brotliDecompress)
@@ -382,9 +415,9 @@ async function inflateAsync(compression: number, stored: Buffer, rawLength: numb
 }
 
 /**
- * {@link tryDecodeSnapshot} with the parts of a format-3 or format-4 snapshot decompressed on libuv's thread
- * pool, several at once: a start from Redis decompresses on the machine's other cores, and a
- * follower loading a whole snapshot keeps answering meanwhile. Never rejects.
+ * {@link tryDecodeSnapshot} with the parts that are not details decompressed on libuv's thread
+ * pool, several at once, so that a follower loading a whole snapshot keeps answering meanwhile.
+ * Never rejects.
  */
 export async function tryDecodeSnapshotAsync(buf: Buffer): Promise<DecodeResult> {
   try {
@@ -392,55 +425,62 @@ export async function tryDecodeSnapshotAsync(buf: Buffer): Promise<DecodeResult>
     if (!result.ok) return result
     const { metadata, compression, pages, parts, groups } = result.frame
     if (!parts) return tryDecodeSnapshot(buf)
-    const starts: number[] = []
-    parts.reduce((at, [storedLength]) => (starts.push(at), at + storedLength), 0)
-    const raws = new Array<Buffer>(parts.length)
+    const split: SplitParts = { heads: [], details: [] }
+    const inflating: { index: number; stored: Buffer; rawLength: number }[] = []
+    for (const { index, stored, rawLength, details } of partsOf(pages, parts, groups !== undefined)) {
+      if (!details) {
+        inflating.push({ index: split.heads.length, stored, rawLength })
+        split.heads.push(EMPTY)
+        continue
+      }
+      const part = detailsPart(compression, stored, rawLength, index)
+      if ('ok' in part) return part
+      split.details.push(part)
+    }
     let next = 0
     let refusal: Refusal | undefined
     const worker = async () => {
-      while (refusal === undefined && next < parts.length) {
-        const index = next++
-        const [storedLength, rawLength] = parts[index]!
-        const raw = await inflateAsync(compression, pages.subarray(starts[index]!, starts[index]! + storedLength), rawLength)
-        if (Buffer.isBuffer(raw)) raws[index] = raw
+      while (refusal === undefined && next < inflating.length) {
+        const { index, stored, rawLength } = inflating[next++]!
+        const raw = await inflateAsync(compression, stored, rawLength)
+        if (Buffer.isBuffer(raw)) split.heads[index] = raw
         else refusal = raw
       }
     }
-    await Promise.all(Array.from({ length: Math.min(PARALLEL_INFLATES, parts.length) }, worker))
-    return refusal ?? pagesOfParts(compression, raws, groups, metadata)
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_INFLATES, inflating.length) }, worker))
+    return refusal ?? pagesOfParts(split, groups, metadata)
   } catch (caught) {
     return refuse(`malformed snapshot: ${describe(caught)}`)
   }
 }
 
+const EMPTY = Buffer.alloc(0)
+
 /**
- * The pages from the parts, uncompressed. Format 3: the fields part (one JSON array, a row per
- * page), the texts part (every listing item's UTF-8 bytes, in page order) and the details parts
- * (every detail's bytes, in page order, a part ending on a page boundary). Format 4: the same for
- * each group, its fields and texts in one head part and its details in one part. Each page keeps
- * the digest it was stored with and a view of its detail in its part, so loading copies and
- * hashes no page's bytes: the checksum over the whole buffer already vouches for them, and the
- * rebuilt fingerprint for the digests' places.
+ * The pages from the parts. Format 3: the fields part (one JSON array, a row per page), the texts
+ * part (every listing item's UTF-8 bytes, in page order) and the details parts (every detail's
+ * bytes, in page order, a part ending on a page boundary). Format 4: the same for each group, its
+ * fields and texts in one head part and its details in one part. Each page keeps the digest it
+ * was stored with and its detail as a body of its part, so loading copies, hashes and (compressed)
+ * decompresses no page's detail: the checksum over the whole buffer already vouches for the bytes,
+ * and the rebuilt fingerprint for the digests' places.
  */
-function pagesOfParts(compression: number, raws: Buffer[], groups: PartTable | undefined, metadata: StoredMetadata): DecodeResult {
+function pagesOfParts({ heads, details }: SplitParts, groups: PartTable | undefined, metadata: StoredMetadata): DecodeResult {
   const { pageCount, ...rest } = metadata
-  // Uncompressed parts are views of the stored buffer: each details part gets its own copy, so
-  // that the pages do not keep the stored buffer alive.
-  const own = (part: Buffer) => (compression === NONE ? ownCopy(part) : part)
   const pages = new Array<SyncedPage>(pageCount)
   if (groups === undefined) {
-    const [fieldsPart, texts, ...details] = raws as [Buffer, Buffer, ...Buffer[]]
+    const [fieldsPart, texts] = heads as [Buffer, Buffer]
     const rows = JSON.parse(fieldsPart.toString('utf8')) as unknown
     if (!Array.isArray(rows) || rows.length !== pageCount) return refuse(`snapshot holds ${Array.isArray(rows) ? rows.length : 0} of its ${pageCount} pages`)
-    const why = readRows(rows, texts, details.map(own), pages, 0)
+    const why = readRows(rows, texts, details, pages, 0)
     return why === undefined ? { ok: true, decoded: { ...rest, pages } } : refuse(why)
   }
   let first = 0
   for (const [index, [count, fieldsBytes]] of groups.entries()) {
-    const head = raws[2 * index]!
+    const head = heads[index]!
     const rows = JSON.parse(head.toString('utf8', 0, fieldsBytes)) as unknown
     if (!Array.isArray(rows) || rows.length !== count) return refuse(`snapshot group #${index} holds ${Array.isArray(rows) ? rows.length : 0} of its ${count} pages`)
-    const why = readRows(rows, head.subarray(fieldsBytes), [own(raws[2 * index + 1]!)], pages, first)
+    const why = readRows(rows, head.subarray(fieldsBytes), [details[index]!], pages, first)
     if (why !== undefined) return refuse(why)
     first += count
   }
@@ -451,7 +491,7 @@ function pagesOfParts(compression: number, raws: Buffer[], groups: PartTable | u
  * Decodes `rows` with their `texts` and `details` into `pages` from `pages[first]` on, or says
  * why they do not fit together. Every text and every detail byte must belong to a page.
  */
-function readRows(rows: readonly unknown[], texts: Buffer, details: readonly Buffer[], pages: SyncedPage[], first: number): string | undefined {
+function readRows(rows: readonly unknown[], texts: Buffer, details: readonly DetailsPart[], pages: SyncedPage[], first: number): string | undefined {
   let textAt = 0
   let part = 0
   let detailAt = 0
@@ -462,6 +502,11 @@ function readRows(rows: readonly unknown[], texts: Buffer, details: readonly Buf
     const [id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, digest, listLength, typedLength, detailLength] = fields as unknown[]
     if (typeof digest !== 'string' || digest === '' || !isCount(listLength) || !isCount(detailLength)) return `snapshot page #${index} is malformed`
     if (typedLength !== -1 && !isCount(typedLength)) return `snapshot page #${index} is malformed`
+    // The checks of `readPage`, made here so that each page is built once, as one object.
+    if (!Number.isSafeInteger(id) || (parentId !== null && !Number.isSafeInteger(parentId)) || typeof showInMenus !== 'boolean') return `snapshot page #${index} is malformed`
+    if (typeof type !== 'string' || typeof title !== 'string' || typeof slug !== 'string' || typeof seoTitle !== 'string' || typeof searchDescription !== 'string') {
+      return `snapshot page #${index} is malformed`
+    }
     const textEnd = textAt + listLength + (typedLength === -1 ? 0 : typedLength)
     if (textEnd > texts.length) return `snapshot page #${index} runs past its texts`
     const listItem = texts.toString('utf8', textAt, textAt + listLength)
@@ -474,11 +519,14 @@ function readRows(rows: readonly unknown[], texts: Buffer, details: readonly Buf
     }
     const holder = details[part]
     if (detailLength > 0 && (holder === undefined || detailAt + detailLength > holder.length)) return `snapshot page #${index} runs past its details`
-    const detail = holder === undefined ? Buffer.alloc(0) : holder.subarray(detailAt, detailAt + detailLength)
+    // An empty detail of its own: what is remembered by body (answers, ETags) must not be shared by two pages.
+    const detail = holder === undefined || detailLength === 0 ? Buffer.alloc(0) : holder.body(detailAt, detailLength)
     detailAt += detailLength
-    const page = readPage([id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, listItem, '', ...(typedListItem === undefined ? [] : [typedListItem])])
-    if (!page) return `snapshot page #${index} is malformed`
-    pages[index] = { ...page, detail, digest }
+    const pageId = id as number
+    const parent = parentId as number | null
+    pages[index] = typedListItem === undefined
+      ? { id: pageId, type, title, slug, showInMenus, seoTitle, searchDescription, parentId: parent, listItem, detail, digest }
+      : { id: pageId, type, title, slug, showInMenus, seoTitle, searchDescription, parentId: parent, listItem, detail, typedListItem, digest }
   }
   if (textAt !== texts.length || part !== Math.max(details.length - 1, 0) || (details.length > 0 && detailAt !== details[part]!.length)) {
     return 'snapshot has data after its last page'
@@ -564,7 +612,7 @@ export function readPage(line: unknown): SyncedPage | undefined {
  */
 export function syncedPageOf(record: PageRecord): SyncedPage {
   const { digest: _digest, from: _from, ...page } = carryOver(record)
-  return { ...page, detail: record.detail.toString('utf8') }
+  return { ...page, detail: bytesOf(record.detail).toString('utf8') }
 }
 
 export function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): SnapshotMetadata {

@@ -21,6 +21,7 @@
  * @module
  */
 import { createHash } from 'node:crypto'
+import { bytesOf } from '../tree/detail-body.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
 import {
   compressPart, frame, FRAME_HEADER_BYTES, metadataFields, metadataOf, type EncodeOptions, type SnapshotCompression, type SnapshotOrigin,
@@ -172,7 +173,7 @@ export function createSnapshotEncoder(options: SnapshotEncoderOptions = {}): Sna
           reused++
         } else {
           const head = headOf(fields, group)
-          const details = Buffer.concat(group.map((record) => record.detail))
+          const details = Buffer.concat(group.map((record) => bytesOf(record.detail)))
           const fieldsBytes = Buffer.byteLength(fields, 'utf8')
           // Handled at once: a failure is reported after the loop, never as an unhandled rejection.
           const task: Promise<void> = Promise.all([compressPart(compression, head), compressPart(compression, details)])

@@ -1,5 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
+import { bytesOf } from '../tree/detail-body.js'
 import { buildSnapshot, carryOver, patchSnapshot } from '../tree/build-snapshot.js'
 import {
   applyMutations, arbitraryMutation, arbitraryScenario, arbitraryTree, DIALECT, snapshotOf, syncedPages,
@@ -166,7 +167,7 @@ describe('a full snapshot and the chain of patches after it', () => {
     if (!loaded.result.ok) throw new Error(loaded.result.reason)
     expect(loaded.patches).toBe(1)
     expect(loaded.result.snapshot.fingerprint).toBe(second.fingerprint)
-    const detail = loaded.result.snapshot.pages.slice().find((page) => page.detail.includes('detail_url'))!.detail.toString()
+    const detail = loaded.result.snapshot.pages.slice().map((page) => bytesOf(page.detail).toString()).find((text) => text.includes('detail_url'))!
     expect(detail).toContain('https://elsewhere.example/')
     // A follower already on the rebased base follows the same patch.
     const rebasedBase = loadChain(rebaseDecoded(full.decoded, here), [], here).result

@@ -18,7 +18,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import type { LogSink } from '../observability/log-sink.js'
 import { originMismatch, readSnapshotMetadata, type EncodeOptions, type SnapshotOrigin, type StoredMetadata } from './snapshot-codec.js'
 import { createSnapshotEncoder, type EncodedSnapshot, type SnapshotChunk, type SnapshotEncoder } from './snapshot-encoder.js'
-import { chainFrom, loadStoredChainAsync } from './patch-chain.js'
+import { chainFrom, loadStoredChain } from './patch-chain.js'
 import { encodePatch, patchBetween } from './snapshot-patch.js'
 
 export type PersistLogger = Pick<LogSink, 'info' | 'warn'>
@@ -127,7 +127,11 @@ export interface SnapshotPersistence {
    * store that lost it).
    */
   save(snapshot: Snapshot, options?: { readonly full?: boolean }): Promise<SavedSnapshot | undefined>
-  /** The newest stored snapshot made for this configuration, rebuilt; `undefined` when there is none. */
+  /**
+   * The newest stored snapshot made for this configuration, rebuilt; `undefined` when there is none.
+   * For a start, before the instance listens: it decompresses on the event loop, which then answers
+   * nothing for the length of the load.
+   */
   loadNewest(): Promise<LoadedSnapshot | undefined>
   /**
    * Another instance may have stored snapshots since this one last did (its part in the cluster
@@ -336,7 +340,8 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       // Newest sync first; on a tie the higher version, then the targets' order.
       candidates.sort((a, b) => b.syncedAt - a.syncedAt || b.version - a.version)
       for (const [index, candidate] of candidates.entries()) {
-        const chain = await loadStoredChainAsync(candidate.buf, candidate.patches, origin)
+        // Only a start loads this way, before the instance listens: decompressed on this thread.
+        const chain = loadStoredChain(candidate.buf, candidate.patches, origin)
         const loaded = chain.result
         if (chain.why !== undefined) logger.warn({ target: candidate.source, reason: chain.why, patches: chain.patches }, 'snapshot: not every stored patch could be applied')
         if (!loaded.ok) {

@@ -10,6 +10,7 @@ import { ownBytes, ownString } from '../json/own-string.js'
 import { PageList, type PageSequence } from './page-list.js'
 import { patchMap } from './patched-map.js'
 import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from './slices.js'
+import { bytesOf, type DetailBody } from './detail-body.js'
 import type { Dialect, PageFields, PageRecord, Snapshot } from './snapshot.js'
 
 /** One page as the sync delivers it: fields for the index, and its already-rewritten texts. */
@@ -18,8 +19,8 @@ export interface SyncedPage extends PageFields {
   readonly listItem: string
   /** The item as a listing filtered to this page's one type shows it, when that differs. */
   readonly typedListItem?: string
-  /** A Buffer is a detail kept from the previous snapshot: reused as is, with its digest. */
-  readonly detail: string | Buffer
+  /** Not a string: a detail kept from the previous snapshot or loaded from storage, reused as is with its digest. */
+  readonly detail: string | DetailBody
   /** The page's {@link pageDigest}, when it is already known (a page carried over unchanged). */
   readonly digest?: string
   /**
@@ -34,9 +35,10 @@ export interface SyncedPage extends PageFields {
  * A digest of everything a client can see of one page: its listing items and its detail. Equal
  * digests mean the page's bytes did not change between two snapshots.
  */
-export function pageDigest(listItem: string, typedListItem: string | undefined, detail: string | Buffer): string {
+export function pageDigest(listItem: string, typedListItem: string | undefined, detail: string | DetailBody): string {
+  const body = typeof detail === 'string' ? detail : bytesOf(detail)
   // Owned: a slice of the full digest would keep all of its 43 characters alive per page.
-  return ownString(createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(detail).digest('base64url').slice(0, 22))
+  return ownString(createHash('sha256').update(listItem).update('\u0000').update(typedListItem ?? '').update('\u0000').update(body).digest('base64url').slice(0, 22))
 }
 
 /**

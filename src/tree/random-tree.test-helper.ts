@@ -15,6 +15,7 @@ import fc from 'fast-check'
 import { renderList } from '../http/render-list.js'
 import type { ListQuery } from './page-selection.js'
 import { buildSnapshot, type SyncedPage } from './build-snapshot.js'
+import { bytesOf } from './detail-body.js'
 import type { Scope } from './list-scope.js'
 import { selectPages } from './select-pages.js'
 import type { Dialect, Snapshot } from './snapshot.js'
@@ -272,7 +273,7 @@ export const DEFAULT_SHAPE: QueryShape = QUERY_SHAPES[0]!
 export function scopeResponses(snapshot: Snapshot, scope: Scope, shapes: readonly QueryShape[] = QUERY_SHAPES): Buffer[] | undefined {
   if (scope.kind === 'page') {
     const page = snapshot.byId.get(scope.id)
-    return page === undefined ? undefined : [page.detail]
+    return page === undefined ? undefined : [bytesOf(page.detail)]
   }
   if (scope.kind !== 'tree' && !snapshot.byId.has(scope.id)) return undefined
   const treeFilter =

@@ -5,6 +5,7 @@
  * mutates it afterwards, so a request that holds a reference sees one consistent moment of the CMS.
  * @module
  */
+import type { DetailBody } from './detail-body.js'
 import type { PageList } from './page-list.js'
 import type { Lookup } from './patched-map.js'
 
@@ -59,8 +60,8 @@ export interface PageRecord extends PageFields {
    * external address). `undefined` when it is the same as `listItem`.
    */
   readonly typedListItem: string | undefined
-  /** The CMS's own detail body, `detail_url`s rewritten. */
-  readonly detail: Buffer
+  /** The CMS's own detail body, `detail_url`s rewritten; read it with `bytesOf` (`detail-body.ts`). */
+  readonly detail: DetailBody
   /** A digest of `listItem`, `typedListItem` and `detail`: what changed between two snapshots. */
   readonly digest: string
 }

@@ -7,9 +7,10 @@
 import { createHash } from 'node:crypto'
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
 import { carryOver, pageDigest, type SyncedPage } from '../../src/tree/build-snapshot.js'
+import { bytesOf } from '../../src/tree/detail-body.js'
 import type { Snapshot } from '../../src/tree/snapshot.js'
 import {
-  rebuildFromDecoded, tryDecodeSnapshot, type DecodedSnapshot, type EncodeOptions, type SnapshotMetadata, type SnapshotOrigin,
+  rebuildFromDecoded, tryDecodeSnapshot, type DecodeResult, type DecodedSnapshot, type EncodeOptions, type SnapshotMetadata, type SnapshotOrigin,
 } from '../../src/persist/snapshot-codec.js'
 
 /**
@@ -58,7 +59,7 @@ export function encodeFormat3(input: EncodeInput, options: EncodeOptions & { rea
   for (const page of input.pages) {
     const listItem = Buffer.from(page.listItem)
     const typed = page.typedListItem === undefined ? undefined : Buffer.from(page.typedListItem)
-    const detail = Buffer.from(page.detail)
+    const detail = typeof page.detail === 'string' ? Buffer.from(page.detail) : bytesOf(page.detail)
     rows.push([
       page.id, page.type, page.title, page.slug, page.showInMenus, page.seoTitle, page.searchDescription, page.parentId,
       page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail), listItem.length, typed === undefined ? -1 : typed.length, detail.length,
@@ -138,6 +139,36 @@ export function decodeSnapshot(buf: Buffer): DecodedSnapshot | undefined {
 export function plainPage(page: SyncedPage): SyncedPage {
   const { digest: _digest, from: _from, ...rest } = page
   return { ...rest, detail: typeof page.detail === 'string' ? page.detail : page.detail.toString('utf8') }
+}
+
+/** A decoded page's detail bytes (made now if deferred); a decoded page never holds text. */
+export function detailBytes(page: SyncedPage): Buffer {
+  if (typeof page.detail === 'string') throw new TypeError(`page ${page.id} holds its detail as text`)
+  return bytesOf(page.detail)
+}
+
+/** A stored buffer sealed again with a valid checksum, so that what follows the checksum is what a test exercises. */
+export function reseal(buf: Buffer): Buffer {
+  const copy = Buffer.from(buf)
+  createHash('sha256').update(copy.subarray(0, HASHED_HEADER_BYTES)).update(copy.subarray(HEADER_BYTES)).digest().copy(copy, HASHED_HEADER_BYTES)
+  return copy
+}
+
+/** Where each part of a stored format-3 or format-4 buffer lies: `[start, end)` offsets into it, in order. */
+export function storedParts(buf: Buffer): Array<readonly [number, number]> {
+  const metadataBytes = buf.readUInt32BE(9)
+  const { parts } = JSON.parse(buf.toString('utf8', HEADER_BYTES, HEADER_BYTES + metadataBytes)) as { parts: [number, number][] }
+  let at = HEADER_BYTES + metadataBytes
+  return parts.map(([storedLength]) => [at, (at += storedLength)] as const)
+}
+
+/**
+ * `result` with every page's detail made into its bytes: two decodings compare equal when their
+ * pages hold the same bytes, whether a detail was at hand or deferred.
+ */
+export function withDetailBytes(result: DecodeResult): DecodeResult {
+  if (!result.ok) return result
+  return { ...result, decoded: { ...result.decoded, pages: result.decoded.pages.map((page) => ({ ...page, detail: typeof page.detail === 'string' ? page.detail : bytesOf(page.detail) })) } }
 }
 
 /** The rebuilt snapshot, or `undefined` when it cannot be rebuilt to the stored fingerprint. */

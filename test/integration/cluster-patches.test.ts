@@ -11,7 +11,7 @@ import { join } from 'node:path'
 import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { carryOver, patchSnapshot } from '../../src/tree/build-snapshot.js'
-import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
+import { generateSite, startFakeWagtail, type FakePage, type FakeWagtail } from '../fake-wagtail/index.js'
 import { sharedRedisUrl } from '../helpers/redis-server.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 import { eventually } from '../helpers/eventually.js'
@@ -61,6 +61,17 @@ async function redisOf(env: Record<string, string>) {
   return redis
 }
 
+/** A leader and one follower serving its snapshot, and two pages to edit. */
+async function leaderAndFollower() {
+  const cms = await origin()
+  const env = await clusterEnv()
+  const leader = await start(cms, env)
+  const follower = await start(cms, env)
+  await eventually(() => follower.app.shield.sync.current !== undefined && follower.app.shield.cluster!.role === 'follower', 'the follower serves')
+  const [first, second] = cms.pages().filter((p) => p.parentId !== null) as [FakePage, FakePage]
+  return { cms, env, leader, follower, first, second }
+}
+
 describe('changes stored and shared as patches', () => {
   it('followers apply the leader\'s patch for each edit without reading the whole snapshot', async () => {
     const cms = await origin()
@@ -85,13 +96,27 @@ describe('changes stored and shared as patches', () => {
     for (const patch of await redis.lrangeBuffer(`${env.REDIS_PREFIX!}snapshot:patches`, 0, -1)) expect(patch.length).toBeLessThan(8 * 1024)
   })
 
+  it('a follower that missed an announcement catches up through the patch log, without reading the whole snapshot', async () => {
+    const { cms, leader, follower, first, second } = await leaderAndFollower()
+    const sync = follower.app.shield.sync
+    const before = sync.current!
+    // The first change never reaches the follower's tree, as if its announcement had been lost.
+    const take = sync.receive.bind(sync)
+    const receive = vi.spyOn(sync, 'receive').mockImplementation((snapshot) => snapshot.version !== before.version + 1 && take(snapshot))
+    await edit(cms, leader, leader, first!.id, 'Missed edit')
+    await eventually(() => receive.mock.calls.length >= 1, 'the follower to be offered the first change')
+    expect(sync.current).toBe(before)
+    const reads = countReads(follower)
+    await edit(cms, leader, leader, second!.id, 'Next edit')
+    await eventually(() => sync.current!.fingerprint === leader.app.shield.sync.current!.fingerprint, 'the follower serves the leader\'s snapshot')
+    expect(await titleOn(follower, first!.id)).toBe('Missed edit')
+    expect(await titleOn(follower, second!.id)).toBe('Next edit')
+    expect(reads.full).not.toHaveBeenCalled()
+    expect(reads.patches).toHaveBeenCalledWith(0)
+  })
+
   it('a follower on another snapshot than the patch\'s base (one that missed a change) loads the whole snapshot and the patches after it', async () => {
-    const cms = await origin()
-    const env = await clusterEnv()
-    const leader = await start(cms, env)
-    const follower = await start(cms, env)
-    await eventually(() => follower.app.shield.sync.current !== undefined && follower.app.shield.cluster!.role === 'follower', 'the follower serves')
-    const [first, second] = cms.pages().filter((p) => p.parentId !== null)
+    const { cms, leader, follower, first, second } = await leaderAndFollower()
     await edit(cms, leader, leader, first!.id, 'First edit')
     await eventually(async () => (await titleOn(follower, first!.id)) === 'First edit', 'the follower serves the first edit')
     // The follower drifts off the leader's chain: it serves a snapshot the leader never made.

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { freePort } from '../helpers/free-port.js'
+import { reseal, storedParts } from '../helpers/snapshot-bytes.js'
 import { asServedByShield, type Harness } from '../helpers/start-shield.js'
 import { syncRetryDelay } from '../../src/sync/backoff.js'
 import { UNREADY_RETRY_MAX_MS } from '../../src/sync/sync-service.js'
@@ -250,6 +251,31 @@ describe('the CMS is down at start and SNAPSHOT_FILE holds the last good snapsho
     expect(syncedAfterMs).toBe(31_000)
     expect(logs.withMessage(SYNC_FAILED_MSG).map((line) => line['keptVersion'])).toEqual(Array(5).fill(stored.version))
     expect((await readyz(h)).body).toMatchObject({ ready: true, cms: 'ok', sync: { consecutiveFailures: 0 } })
+  })
+
+  it('serves the listings of a stored snapshot whose details part does not decompress, and answers only its pages 500, naming the part', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'cms-shield-faults-')), 'snapshot.bin')
+    const cms = await fakeCms()
+    const stored = await storeSnapshot(cms, file)
+    // The last part is the last group's details. Zeros are no brotli stream; the checksum is made
+    // again, as a writer's bug would leave it (a damaged file fails its checksum, the test below).
+    const bytes = Buffer.from(readFileSync(file))
+    bytes.fill(0, storedParts(bytes).at(-1)![0])
+    writeFileSync(file, reseal(bytes))
+    down(cms)
+
+    const { h, logs } = await observed({ sharedOrigin: cms, env: { SNAPSHOT_FILE: file }, synced: false })
+    expect((await readyz(h)).status).toBe(200)
+    const now = await served(h, stored.urls)
+    // The listings and the find redirect read no detail body: they serve the stored bytes.
+    for (const index of [0, 1, 3]) expect(now[index]).toEqual(stored.before[index])
+    expect(now[2]!.status).toBe(500)
+    expect(JSON.parse(now[2]!.body)).toEqual({ message: 'internal error' })
+    expect(logs.withMessage('request failed')).toMatchObject([
+      { err: { message: expect.stringMatching(/^stored snapshot details part #\d+ could not be read: /) }, url: stored.urls[2] },
+    ])
+    // The part's failure is kept: a second read fails alike, without decompressing again.
+    expect((await h.get(stored.urls[2]!)).status).toBe(500)
   })
 
   it('does not serve a damaged file: not ready until the CMS is back', async () => {
