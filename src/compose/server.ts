@@ -28,6 +28,16 @@ export interface ServerOptions {
 
 const PARSER_MESSAGES: Readonly<Record<number, string>> = { 431: 'request header fields too large', 408: 'request timeout' }
 
+/**
+ * No route declares a JSON schema: queries are checked as Wagtail checks them (its own error texts)
+ * and answers are prepared bytes. Fastify loads its Ajv and fast-json-stringify compilers unless
+ * given others, which took about 70 ms of every start (docs/performance.md, "a start decompresses
+ * in place"); these are never called, and say so if a route ever brings a schema.
+ */
+function noSchemas(): never {
+  throw new Error('cms-shield routes declare no JSON schemas: validate the request in the route')
+}
+
 export function serverOptions(options: ServerOptions): FastifyHttpOptions<Server> {
   const { config } = options
   return {
@@ -47,6 +57,7 @@ export function serverOptions(options: ServerOptions): FastifyHttpOptions<Server
       const status = clientErrorStatus((error as NodeJS.ErrnoException).code)
       endSocket(socket, socketAnswer(status, PARSER_MESSAGES[status] ?? 'bad request'))
     },
+    schemaController: { compilersFactory: { buildValidator: () => noSchemas, buildSerializer: () => noSchemas } },
     logger: options.logger ?? (options.logStream ? { ...loggerOptions(config), stream: options.logStream } : loggerOptions(config)),
     // `X-Request-Id` is honoured when it looks like one, generated otherwise, and sent back.
     requestIdHeader: false,

@@ -1,4 +1,5 @@
 import fc from 'fast-check'
+import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import { createAfterAnswer, unservedLabels } from './after-answer.js'
@@ -47,5 +48,20 @@ describe('createAfterAnswer', () => {
     const after = createAfterAnswer({ level: 'warn', info: () => { throw new Error('not at warn') } }, events)
     after('id-2', 'HEAD', '/x', { route: 'other', cache: 'none', status: 404 }, 0)
     expect(emitted).toBe(1)
+  })
+
+  it('follows a level set after it was made (pino\'s level-change)', () => {
+    const written: string[] = []
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void written.push(line) })
+    const events = { emit: () => undefined } as unknown as Pick<ShieldEvents, 'emit'>
+    const after = createAfterAnswer(logger, events)
+    const labels = { route: 'detail', cache: 'snapshot', status: 200 } as const
+    after('id-3', 'GET', '/api/v1/cms/pages/2/', labels, 0)
+    expect(written).toHaveLength(0)
+    logger.level = 'info'
+    after('id-4', 'GET', '/api/v1/cms/pages/2/', labels, 0)
+    logger.level = 'error'
+    after('id-5', 'GET', '/api/v1/cms/pages/2/', labels, 0)
+    expect(written.map((line) => (JSON.parse(line) as { reqId: string }).reqId)).toEqual(['id-4'])
   })
 })

@@ -13,15 +13,24 @@ import type { ServeLabels } from './serve.js'
 export interface RequestLogger {
   readonly level: string
   info(details: object, message: string): void
+  /** pino's: fires when `level` is set. Without it, the level is read once. */
+  on?(event: 'level-change', listener: () => void): unknown
 }
 
 export type AfterAnswer = (requestId: string | undefined, method: string, url: string, labels: ServeLabels, durationMs: number) => void
 
 export function createAfterAnswer(logger: RequestLogger, events: Pick<ShieldEvents, 'emit'>): AfterAnswer {
+  // pino's `level` is a getter that looks the level's name up again on every read; at a cached
+  // hit's price that read and the table lookup were about 1% of the CPU of a request
+  // (docs/performance.md, "where a hit's CPU goes beyond bare node"). Read once, and again when set.
+  let logsRequests = writesAt(logger.level, 'info')
+  logger.on?.('level-change', () => {
+    logsRequests = writesAt(logger.level, 'info')
+  })
   return (reqId, method, url, labels, durationMs) => {
     const { route, cache, status } = labels
     // Checked first: building the line's object for a level that is off costs every request.
-    if (writesAt(logger.level, 'info')) {
+    if (logsRequests) {
       logger.info({ reqId, method, url, route, statusCode: status, cache, ms: Math.round(durationMs) }, 'request')
     }
     events.emit('request', { route, method, status, cache, durationMs })
