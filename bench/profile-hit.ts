@@ -5,6 +5,8 @@
  * most self time. Pinned like the benchmark (wrk on CPU 0, cms-shield on the last CPU).
  *
  *   npm run build && npx tsx bench/profile-hit.ts [/api/v1/cms/pages/…] [extra header]
+ *
+ * `'If-None-Match: auto'` as the header sends the path's own ETag, which profiles its 304.
  * See docs/performance.md, "Reading a profile of a hit".
  * @module
  */
@@ -30,8 +32,13 @@ try {
   const shield = await startShield(settings, 'cms-shield', origin, 'warn', 60_000, {
     ...Object.fromEntries((process.env['PROFILE_SHIELD_ENV'] ?? '').split(/\s+/).filter(Boolean).map((pair) => pair.split('=', 2) as [string, string])),
   })
-  const path = process.argv[2] ?? `/api/v1/cms/pages/${site.sampleIds[0]}/`
+  const path = process.argv[2] || `/api/v1/cms/pages/${site.sampleIds[0]}/`
   const header = process.argv[3]?.split(': ', 2)
+  if (header?.[0]?.toLowerCase() === 'if-none-match' && header[1] === 'auto') {
+    const etag = (await fetch(`${shield.origin}${path}`)).headers.get('etag')
+    if (etag === null) throw new Error(`${path} has no ETag`)
+    header[1] = etag
+  }
   const spec = { path, connections: 64, cpu: pinning?.harness, ...(header ? { headers: { [header[0] as string]: header[1] as string } } : {}) }
   await runWrk(shield, { ...spec, durationS: 3 })
   const sample = await runWrk(shield, { ...spec, durationS: seconds })

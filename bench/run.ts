@@ -80,7 +80,7 @@ function contextFor(origin: Origin, dir: string): BenchContext {
     schedule,
     pacing,
     startShield: (label, logLevel, readyTimeoutMs, env) =>
-      startShield({ workDir: dir, cpu: pinning?.server, shieldEnv: config.shieldEnv }, label, origin, logLevel, readyTimeoutMs, env),
+      startShield({ workDir: dir, cpu: pinning?.server, shieldEnv: config.shieldEnv, nodeArgs: config.shieldNodeArgs }, label, origin, logLevel, readyTimeoutMs, env),
     startBaseline: (kind, bodyFile, headersFile, options) =>
       startBaseline({ cpu: pinning?.server, headerSet: config.baselineHeaders }, kind, bodyFile, headersFile, options),
   }
@@ -115,7 +115,7 @@ async function cleanupAndExit(code: number, status: 'complete' | 'incomplete', r
   report(status, reason)
   await stopAllChildren(2_000).catch(() => undefined)
   if (workDir !== undefined) {
-    if (status === 'complete') rmSync(workDir, { recursive: true, force: true })
+    if (status === 'complete' && !config.keepLogs) rmSync(workDir, { recursive: true, force: true })
     else process.stdout.write(`kept ${workDir} (cms-shield's logs) for a look\n`)
   }
   process.exit(code)

@@ -37,19 +37,36 @@ function envShieldExtras(): Record<string, string> {
   return extras
 }
 
-function envScenarios(): Set<ScenarioId> {
-  const raw = process.env.BENCH_ONLY?.trim()
-  if (raw === undefined || raw === '') return new Set(SCENARIOS)
-  const chosen = new Set<ScenarioId>()
-  for (const name of raw.split(',').map((part) => part.trim()).filter((part) => part !== '')) {
-    if (!(SCENARIOS as readonly string[]).includes(name)) {
-      process.stderr.write(`bench: BENCH_ONLY: unknown scenario ${JSON.stringify(name)}; known: ${SCENARIOS.join(', ')}\n`)
-      process.exit(2)
-    }
-    chosen.add(name as ScenarioId)
+/** `BENCH_SHIELD_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p"`: Node flags for every cms-shield started (flags NODE_OPTIONS refuses). */
+function envShieldNodeArgs(): string[] {
+  const args = (process.env.BENCH_SHIELD_NODE_ARGS ?? '').split(/\s+/).filter((arg) => arg !== '')
+  const bad = args.find((arg) => !arg.startsWith('-'))
+  if (bad !== undefined) {
+    process.stderr.write(`bench: BENCH_SHIELD_NODE_ARGS: ${JSON.stringify(bad)} is not a flag\n`)
+    process.exit(2)
   }
-  return chosen
+  return args
 }
+
+/**
+ * A comma-separated choice among `known` (`what` names one in the error): all of them when the
+ * variable is unset or empty; an unknown name exits with status 2.
+ */
+function envChoice<T extends string>(name: string, known: readonly T[], what: string): T[] {
+  const raw = process.env[name]?.trim()
+  if (raw === undefined || raw === '') return [...known]
+  const chosen = raw.split(',').map((part) => part.trim()).filter((part) => part !== '')
+  const unknown = chosen.find((each) => !(known as readonly string[]).includes(each))
+  if (unknown !== undefined || chosen.length === 0) {
+    process.stderr.write(`bench: ${name}: unknown ${what} ${JSON.stringify(unknown ?? raw)}; known: ${known.join(', ')}\n`)
+    process.exit(2)
+  }
+  return known.filter((each) => chosen.includes(each))
+}
+
+/** The `wrk` scenario's rows, in the order they run. */
+export const WRK_ROWS = ['detail', 'seed', '304'] as const
+
 
 function envPin(): 'auto' | 'off' {
   const raw = process.env.BENCH_PIN?.trim() || 'auto'
@@ -94,11 +111,16 @@ export function readConfig() {
       timeoutMs: Math.round(envNumber('BENCH_FLOOD_TIMEOUT_MS', 5_000, 100, 60_000)),
     },
     quietWaitS: envNumber('BENCH_QUIET_WAIT', 20, 0, 600),
-    only: envScenarios(),
+    only: new Set(envChoice('BENCH_ONLY', SCENARIOS, 'scenario')),
+    // Only some of the `wrk` scenario's rows: more rounds of one row in the same time.
+    wrkRows: envChoice('BENCH_WRK_ROWS', WRK_ROWS, 'row'),
     shieldEnv: envShieldExtras(),
+    shieldNodeArgs: envShieldNodeArgs(),
     baselineHeaders: envBaselineHeaders(),
     pin: envPin(),
     out: process.env.BENCH_OUT?.trim() || join('bench', 'results', 'latest.json'),
+    // Keep every cms-shield's log after a complete run too (an incomplete run always keeps them).
+    keepLogs: process.env.BENCH_KEEP_LOGS?.trim() === '1',
   }
 }
 

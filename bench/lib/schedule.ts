@@ -59,8 +59,9 @@ export class Schedule {
         // Twice a cluster (the seed site, then the large one: its sync and two loads), each with its edits.
         return 90_000 * (config.largePages / 100_000) + 2 * (20_000 + (config.purgeEdits + 3) * 500)
       case 'wrk':
-        // detail and seed: cms-shield and four baselines; 304: cms-shield's 304 and 200, two baselines.
-        return wrkEstimateMs(config, [5, 5, 4])
+        // Five targets a row: detail and seed, cms-shield and four baselines; 304, cms-shield's 304
+        // and 200, and bare Fastify's 304, bare node's 304 and 200.
+        return wrkEstimateMs(config, config.wrkRows.map(() => 5))
       case 'headers':
         // Six cms-shields, each started (about 5 s) and warmed up for 3 s.
         return wrkEstimateMs(config, [6], 6 * 8_000)

@@ -21,9 +21,6 @@ import type { Prepared } from '../lib/throughput-measure.js'
 import { cpuPerRequestUs, runWrk, wrkAvailable, type WrkSample } from '../lib/wrk.js'
 import { detailIdOf, loadBaselines, prepare } from './throughput.js'
 
-/** The rows, in order: what the targets are judged on. */
-const WRK_ROWS = ['detail', 'seed', '304'] as const
-
 const FASTIFY_FIVE = 'fastify, 5 headers'
 const NODE_FIVE = 'node, 5 headers'
 const FASTIFY_SAME = 'fastify, same bytes'
@@ -204,7 +201,7 @@ export async function wrkScenario(ctx: BenchContext, shield: Shield, site: SiteI
   const byRow: Record<string, WrkRowResult> = {}
   results.wrk = byRow
   try {
-    for (const id of WRK_ROWS) {
+    for (const id of config.wrkRows) {
       const prepared = await prepare(ctx, id, shield, site, detailId)
       log(`wrk ${id}: ${prepared.path} (${fmtBytes(prepared.body.length)})`)
       const measured = id === '304' ? baselines.slice(0, 2) : baselines
