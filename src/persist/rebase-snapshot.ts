@@ -54,11 +54,13 @@ class RebasedBody implements DeferredBody {
 function rebasePage(page: SyncedPage, rewrite: RewriteUrl): SyncedPage {
   const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
   const moved = (text: string) => rewriteDetailUrls(text, rewrite).text
+  // By name: a stored page's items are accessors, which a spread would not copy (`stored-page.ts`).
+  const { id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, typedListItem } = page
   return {
-    ...page,
+    id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId,
     listItem: moved(page.listItem),
     detail: new RebasedBody(page.detail, rewrite),
-    ...(page.typedListItem === undefined ? {} : { typedListItem: moved(page.typedListItem) }),
+    ...(typedListItem === undefined ? {} : { typedListItem: moved(typedListItem) }),
     digest,
   }
 }

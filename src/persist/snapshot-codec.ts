@@ -63,6 +63,7 @@ import {
 } from 'node:zlib'
 import { bytesOf } from '../tree/detail-body.js'
 import { buildSnapshot, carryOver, TreeInconsistentError, type SyncedPage } from '../tree/build-snapshot.js'
+import { StoredPage, type StoredTexts } from '../tree/stored-page.js'
 import type { Dialect, PageRecord, Snapshot } from '../tree/snapshot.js'
 import { deferredPart, presentPart, type DetailsPart } from './details-part.js'
 import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
@@ -509,8 +510,8 @@ function readRows(rows: readonly unknown[], texts: Buffer, details: readonly Det
     }
     const textEnd = textAt + listLength + (typedLength === -1 ? 0 : typedLength)
     if (textEnd > texts.length) return `snapshot page #${index} runs past its texts`
-    const listItem = texts.toString('utf8', textAt, textAt + listLength)
-    const typedListItem = typedLength === -1 ? undefined : texts.toString('utf8', textAt + listLength, textEnd)
+    // The items stay bytes until read (`stored-page.ts`).
+    const stored: StoredTexts = { bytes: texts, start: textAt, listEnd: textAt + listLength, typedEnd: typedLength === -1 ? -1 : textEnd }
     textAt = textEnd
     // A page's detail is never split: an exhausted part hands over to the next.
     if (part < details.length && detailAt === details[part]!.length && detailLength > 0) {
@@ -522,11 +523,7 @@ function readRows(rows: readonly unknown[], texts: Buffer, details: readonly Det
     // An empty detail of its own: what is remembered by body (answers, ETags) must not be shared by two pages.
     const detail = holder === undefined || detailLength === 0 ? Buffer.alloc(0) : holder.body(detailAt, detailLength)
     detailAt += detailLength
-    const pageId = id as number
-    const parent = parentId as number | null
-    pages[index] = typedListItem === undefined
-      ? { id: pageId, type, title, slug, showInMenus, seoTitle, searchDescription, parentId: parent, listItem, detail, digest }
-      : { id: pageId, type, title, slug, showInMenus, seoTitle, searchDescription, parentId: parent, listItem, detail, typedListItem, digest }
+    pages[index] = new StoredPage(id as number, type, title, slug, showInMenus, seoTitle, searchDescription, parentId as number | null, detail, digest, stored)
   }
   if (textAt !== texts.length || part !== Math.max(details.length - 1, 0) || (details.length > 0 && detailAt !== details[part]!.length)) {
     return 'snapshot has data after its last page'

@@ -10,6 +10,7 @@ import { followPatches, loadChain } from './patch-chain.js'
 import { tryDecodeSnapshot } from './snapshot-codec.js'
 import { encodeSnapshotOfAsync } from './snapshot-encoder.js'
 import { applyPatch, decodePatch, encodePatch, patchBetween, readPatchMetadata } from './snapshot-patch.js'
+import { recordFields } from '../../test/helpers/snapshot-bytes.js'
 
 const ORIGIN = { upstreamUrl: 'http://localhost', baseUrl: 'http://localhost' }
 
@@ -26,7 +27,7 @@ function readable(snapshot: Snapshot) {
     byPath: [...snapshot.byPath].sort(),
     types: [...snapshot.types].sort(),
     pages: snapshot.pages.slice().map((page) => ({
-      ...page,
+      ...recordFields(page),
       detail: page.detail.toString('utf8'),
       byId: snapshot.byId.get(page.id) === page,
       children: (snapshot.childrenOf.get(page.id) ?? []).map((child) => child.id),

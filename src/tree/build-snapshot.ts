@@ -11,6 +11,7 @@ import { PageList, type PageSequence } from './page-list.js'
 import { patchMap } from './patched-map.js'
 import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from './slices.js'
 import { bytesOf, type DetailBody } from './detail-body.js'
+import { StoredPage } from './stored-page.js'
 import type { Dialect, PageFields, PageRecord, Snapshot } from './snapshot.js'
 
 /** One page as the sync delivers it: fields for the index, and its already-rewritten texts. */
@@ -156,6 +157,7 @@ export interface BuildOptions {
 
 /** The record for `page` at `order`: its carried-over record when nothing about it changed. */
 function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer): PageRecord {
+  if (page instanceof StoredPage) return page.placed(order, subtreeEnd)
   const from = page.from
   if (
     from !== undefined && page.digest === from.digest && from.order === order && from.subtreeEnd === subtreeEnd &&

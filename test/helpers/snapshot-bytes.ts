@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib'
 import { carryOver, pageDigest, type SyncedPage } from '../../src/tree/build-snapshot.js'
 import { bytesOf } from '../../src/tree/detail-body.js'
-import type { Snapshot } from '../../src/tree/snapshot.js'
+import type { PageRecord, Snapshot } from '../../src/tree/snapshot.js'
 import {
   rebuildFromDecoded, tryDecodeSnapshot, type DecodeResult, type DecodedSnapshot, type EncodeOptions, type SnapshotMetadata, type SnapshotOrigin,
 } from '../../src/persist/snapshot-codec.js'
@@ -135,10 +135,28 @@ export function decodeSnapshot(buf: Buffer): DecodedSnapshot | undefined {
   return result.ok ? { ...result.decoded, pages: result.decoded.pages.map(plainPage) } : undefined
 }
 
+/**
+ * A page's fields by name, its detail and `from` aside, `typedListItem` only when it has one. By
+ * name, because a stored page's items are accessors, which a spread does not copy.
+ */
+export function pageFields(page: SyncedPage): Omit<SyncedPage, 'detail' | 'from'> {
+  const { id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, listItem, typedListItem, digest } = page
+  return {
+    id, type, title, slug, showInMenus, seoTitle, searchDescription, parentId, listItem,
+    ...(typedListItem === undefined ? {} : { typedListItem }), ...(digest === undefined ? {} : { digest }),
+  }
+}
+
+/** A record's fields by name, its detail aside (see {@link pageFields}). */
+export function recordFields(record: PageRecord): Omit<PageRecord, 'detail'> {
+  const { order, subtreeEnd, typedListItem, digest } = record
+  return { ...pageFields(record), order, subtreeEnd, typedListItem, digest }
+}
+
 /** A decoded page as {@link pagesOfSnapshot} gives it. */
 export function plainPage(page: SyncedPage): SyncedPage {
-  const { digest: _digest, from: _from, ...rest } = page
-  return { ...rest, detail: typeof page.detail === 'string' ? page.detail : page.detail.toString('utf8') }
+  const { digest: _digest, ...fields } = pageFields(page)
+  return { ...fields, detail: typeof page.detail === 'string' ? page.detail : page.detail.toString('utf8') }
 }
 
 /** A decoded page's detail bytes (made now if deferred); a decoded page never holds text. */

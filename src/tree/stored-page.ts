@@ -1,0 +1,93 @@
+/**
+ * A page loaded from a stored snapshot, whose listing items stay the stored UTF-8 bytes until one
+ * of them is first read. A start at 100,000 pages otherwise made a string of every item (about
+ * 50 MB of them), and the collector copied each one from the young generation to the old while
+ * the rest were decoded: a fifth of what decoding cost (docs/performance.md, "Listing items kept
+ * as bytes until read"). Most items of a large site are never listed before the next full sync.
+ *
+ * The page is its own record: the build that loads it places it (`placed`) instead of copying
+ * it. Both items are decoded together, the first time either is read, and the page then lets go
+ * of the bytes, so once every page of a group was read (a sync compares every item) the group's
+ * bytes are freed and what is left is what a synced page holds.
+ *
+ * The items are accessors: a spread (`{ ...page }`) does not copy them. Code that makes a page
+ * from another names its fields (`carryOver` in `build-snapshot.ts`).
+ * @module
+ */
+import type { DetailBody } from './detail-body.js'
+import type { PageRecord } from './snapshot.js'
+
+/** Where a stored page's items lie in its group's bytes. */
+export interface StoredTexts {
+  readonly bytes: Buffer
+  /** The listing item is `bytes[start, listEnd)`. */
+  readonly start: number
+  readonly listEnd: number
+  /** The typed item is `bytes[listEnd, typedEnd)`; -1 when the page has none. */
+  readonly typedEnd: number
+}
+
+export class StoredPage implements PageRecord {
+  /** -1 until a build places the page (see {@link placed}). */
+  order = -1
+  subtreeEnd = -1
+  #bytes: Buffer | undefined
+  #start: number
+  #listEnd: number
+  #typedEnd: number
+  #listItem: string | undefined = undefined
+  #typedListItem: string | undefined = undefined
+
+  constructor(
+    readonly id: number,
+    readonly type: string,
+    readonly title: string,
+    readonly slug: string,
+    readonly showInMenus: boolean,
+    readonly seoTitle: string,
+    readonly searchDescription: string,
+    readonly parentId: number | null,
+    readonly detail: DetailBody,
+    readonly digest: string,
+    texts: StoredTexts,
+  ) {
+    this.#bytes = texts.bytes
+    this.#start = texts.start
+    this.#listEnd = texts.listEnd
+    this.#typedEnd = texts.typedEnd
+  }
+
+  get listItem(): string {
+    if (this.#bytes !== undefined) this.#decode(this.#bytes)
+    return this.#listItem!
+  }
+
+  get typedListItem(): string | undefined {
+    if (this.#bytes !== undefined) this.#decode(this.#bytes)
+    return this.#typedListItem
+  }
+
+  #decode(bytes: Buffer): void {
+    this.#listItem = bytes.toString('utf8', this.#start, this.#listEnd)
+    if (this.#typedEnd >= 0) this.#typedListItem = bytes.toString('utf8', this.#listEnd, this.#typedEnd)
+    this.#bytes = undefined
+  }
+
+  /**
+   * The record for this page at `order`: the page itself the first time, and whenever it is placed
+   * where it already is; elsewhere, a record of its own (the page is shared by the snapshots that
+   * kept it, and never changes once placed).
+   */
+  placed(order: number, subtreeEnd: number): PageRecord {
+    if (this.order === -1) {
+      this.order = order
+      this.subtreeEnd = subtreeEnd
+    }
+    if (this.order === order && this.subtreeEnd === subtreeEnd) return this
+    return {
+      id: this.id, type: this.type, title: this.title, slug: this.slug, showInMenus: this.showInMenus, seoTitle: this.seoTitle,
+      searchDescription: this.searchDescription, parentId: this.parentId, order, subtreeEnd, listItem: this.listItem,
+      typedListItem: this.typedListItem, detail: this.detail, digest: this.digest,
+    }
+  }
+}
