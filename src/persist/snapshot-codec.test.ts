@@ -226,7 +226,7 @@ describe('encode and decode', () => {
       fc.constantFrom('', '\u2028', '\u2029', '\u0000', '"\\/\n\r\t', '\ud83d\ude00', '\ud800 lone', 'x\udfff', '\ufeff', '12345678901234567890123456789'),
     )
     const number = fc.constantFrom('12345678901234567890123456789', '-0', '1e400', '0.1000000000000000055511151231257827', '9007199254740993', '1E-7')
-    const pageFields = fc.record({
+    const arbitraryFields = fc.record({
       type: fc.constantFrom('home.HomePage', 'blog.BlogPage', 'wagtailcore.Page'),
       title: text, slug: text, seoTitle: text, searchDescription: text, showInMenus: fc.boolean(),
       listItem: fc.tuple(text, number).map(([t, n]) => `{\n            "id": ${n},\n            "title": ${JSON.stringify(t)}\n        }`),
@@ -234,9 +234,9 @@ describe('encode and decode', () => {
       detail: fc.tuple(text, number, text).map(([a, n, b]) => `{"title": "${a}", "n": ${n}, "raw": ${JSON.stringify(b)}}`),
     })
     // Each page hangs below one placed before it (or, rarely, nowhere: an orphan below an unpublished page).
-    const tree = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 9 }), pageFields), { minLength: 0, maxLength: 25 })
+    const tree = fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 9 }), arbitraryFields), { minLength: 0, maxLength: 25 })
     fc.assert(
-      fc.property(pageFields, tree, fc.constantFrom<SnapshotCompression>('brotli', 'gzip'), fc.nat(), (rootFields, rest, compression, syncedAt) => {
+      fc.property(arbitraryFields, tree, fc.constantFrom<SnapshotCompression>('brotli', 'gzip'), fc.nat(), (rootFields, rest, compression, syncedAt) => {
         const pages: SyncedPage[] = [{ ...rootFields, id: 1, parentId: null }]
         rest.forEach(([choice, orphanRoll, fields], index) => {
           const parentId = orphanRoll === 0 ? null : pages[choice % pages.length]!.id

@@ -33,7 +33,7 @@ function readable(snapshot: Snapshot) {
     pages: snapshot.pages.slice().map(seen),
     byPath: [...snapshot.byPath],
     types: [...snapshot.types],
-    children: [...snapshot.childrenOf].map(([id, children]) => [id, children.map((child) => child.id)]),
+    children: snapshot.pages.slice().map((record) => (snapshot.childrenOf.get(record.id) ?? []).map((child) => child.id)),
   }
 }
 

@@ -186,7 +186,7 @@ export function storedParts(buf: Buffer): Array<readonly [number, number]> {
  */
 export function withDetailBytes(result: DecodeResult): DecodeResult {
   if (!result.ok) return result
-  return { ...result, decoded: { ...result.decoded, pages: result.decoded.pages.map((page) => ({ ...page, detail: typeof page.detail === 'string' ? page.detail : bytesOf(page.detail) })) } }
+  return { ...result, decoded: { ...result.decoded, pages: result.decoded.pages.map((page) => ({ ...pageFields(page), detail: typeof page.detail === 'string' ? page.detail : bytesOf(page.detail) })) } }
 }
 
 /** The rebuilt snapshot, or `undefined` when it cannot be rebuilt to the stored fingerprint. */
