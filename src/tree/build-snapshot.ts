@@ -157,7 +157,7 @@ export interface BuildOptions {
 
 /** The record for `page` at `order`: its carried-over record when nothing about it changed. */
 function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer): PageRecord {
-  if (page instanceof StoredPage) return page.placed(order, subtreeEnd)
+  if (page instanceof StoredPage && page.placed(order, subtreeEnd)) return page
   const from = page.from
   if (
     from !== undefined && page.digest === from.digest && from.order === order && from.subtreeEnd === subtreeEnd &&

@@ -61,13 +61,20 @@ describe('StoredPage', () => {
   })
 
   it('is its own record where the build first places it, and anywhere else a record of its own', () => {
-    const [storedPage] = stored([page(1, '{"id": 1}')])
-    expect(storedPage!.placed(0, 1)).toBe(storedPage)
-    expect(storedPage!.placed(0, 1)).toBe(storedPage)
-    const elsewhere = storedPage!.placed(3, 4)
-    expect(elsewhere).not.toBe(storedPage)
-    expect(seen(elsewhere)).toEqual({ ...seen(storedPage!), order: 3, subtreeEnd: 4 })
-    expect(storedPage!.order).toBe(0)
+    const pages = stored([page(1, '{"id": 1}'), page(2, '{"id": 2}'), page(3, '{"id": 3}')])
+    const options = { version: 1, syncedAt: 5, dialect: DIALECT }
+    const first = buildSnapshot(pages, options)
+    pages.forEach((storedPage, order) => expect(first.pages.at(order)).toBe(storedPage))
+    // The same pages at the same places: the same records again.
+    buildSnapshot(pages, { ...options, version: 2 }).pages.slice().forEach((record, order) => expect(record).toBe(pages[order]))
+    // Page 2 gone: page 3 moves up one place and the root's subtree ends sooner; both get records of their own.
+    const second = buildSnapshot([pages[0]!, pages[2]!], { ...options, version: 3 })
+    const [root, moved] = second.pages.slice() as [PageRecord, PageRecord]
+    expect(root).not.toBe(pages[0])
+    expect(moved).not.toBe(pages[2])
+    expect(seen(root)).toEqual({ ...seen(pages[0]!), subtreeEnd: 2 })
+    expect(seen(moved)).toEqual({ ...seen(pages[2]!), order: 1, subtreeEnd: 2 })
+    expect([pages[0]!.subtreeEnd, pages[2]!.order]).toEqual([3, 2])
   })
 
   it('builds, and patches, to exactly what the same pages as plain objects build to (property)', () => {

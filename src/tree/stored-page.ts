@@ -75,20 +75,15 @@ export class StoredPage implements PageRecord {
   }
 
   /**
-   * The record for this page at `order`: the page itself the first time, and whenever it is placed
-   * where it already is; elsewhere, a record of its own (the page is shared by the snapshots that
-   * kept it, and never changes once placed).
+   * Whether this page is the record at `order`: it is where the build first places it, and
+   * wherever it is placed again at the same place. Elsewhere the build makes a record of its own,
+   * as for any page (the page is shared by the snapshots that kept it, and never moves once placed).
    */
-  placed(order: number, subtreeEnd: number): PageRecord {
+  placed(order: number, subtreeEnd: number): boolean {
     if (this.order === -1) {
       this.order = order
       this.subtreeEnd = subtreeEnd
     }
-    if (this.order === order && this.subtreeEnd === subtreeEnd) return this
-    return {
-      id: this.id, type: this.type, title: this.title, slug: this.slug, showInMenus: this.showInMenus, seoTitle: this.seoTitle,
-      searchDescription: this.searchDescription, parentId: this.parentId, order, subtreeEnd, listItem: this.listItem,
-      typedListItem: this.typedListItem, detail: this.detail, digest: this.digest,
-    }
+    return this.order === order && this.subtreeEnd === subtreeEnd
   }
 }
