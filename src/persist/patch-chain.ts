@@ -11,7 +11,7 @@
 import type { Snapshot } from '../tree/snapshot.js'
 import {
   originMismatch, rebaseDecoded, rebuildFromDecoded, tryDecodeSnapshot, tryDecodeSnapshotAsync, type DecodeResult, type DecodedSnapshot, type LoadResult,
-  type SnapshotOrigin,
+  type CheckedSnapshot, type SnapshotOrigin,
 } from './snapshot-codec.js'
 import { applyPatch, decodePatch, patchedPages, readPatchMetadata, rebasePatch, type PatchMetadata, type SnapshotPatch } from './snapshot-patch.js'
 
@@ -109,8 +109,8 @@ export async function loadStoredChainAsync(buf: Buffer, patches: readonly Buffer
  * It costs less CPU and less time, even against the thread pool's several cores: a part per group
  * handed to the pool costs more than it spreads (docs/performance.md, "a start decompresses in place").
  */
-export function loadStoredChain(buf: Buffer, patches: readonly Buffer[], origin: SnapshotOrigin): ChainLoad {
-  return chainOfDecoded(tryDecodeSnapshot(buf), patches, origin)
+export function loadStoredChain(stored: Buffer | CheckedSnapshot, patches: readonly Buffer[], origin: SnapshotOrigin): ChainLoad {
+  return chainOfDecoded(tryDecodeSnapshot(stored), patches, origin)
 }
 
 function chainOfDecoded(decoded: DecodeResult, patches: readonly Buffer[], origin: SnapshotOrigin): ChainLoad {

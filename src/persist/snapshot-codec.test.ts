@@ -6,6 +6,7 @@ import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { frame, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
 import { encodeSnapshotOfAsync } from './snapshot-encoder.js'
+import { loadStoredChain } from './patch-chain.js'
 import {
   decodeSnapshot, encodeFormat3, encodeSnapshot, encodeSnapshotOf, pagesOfSnapshot, snapshotFromDecoded, SNAPSHOT_FORMAT_VERSION, withDetailBytes, detailBytes, reseal, storedParts, pageFields, recordFields,
 } from '../../test/helpers/snapshot-bytes.js'
@@ -214,10 +215,23 @@ describe('encode and decode', () => {
   it('reads the metadata without the pages', () => {
     const original = smallSnapshot()
     const result = readSnapshotMetadata(encodeSnapshotOf(original, ORIGIN))
-    expect(result).toEqual({
+    expect(result).toMatchObject({
       ok: true,
       metadata: { ...ORIGIN, syncedAt: original.syncedAt, fullSyncedAt: original.fullSyncedAt, version: 7, fingerprint: original.fingerprint, dialect: DIALECT, pageCount: 4, formatVersion: SNAPSHOT_FORMAT_VERSION },
     })
+  })
+
+  it('decodes what the metadata read checked without checking the whole buffer again', () => {
+    const original = smallSnapshot()
+    const buf = encodeSnapshotOf(original, ORIGIN)
+    const read = readSnapshotMetadata(buf)
+    if (!read.ok) throw new Error(read.reason)
+    // Spoil the stored checksum (header bytes 17 to 48) after the read: a second check would refuse.
+    buf[20] = buf[20]! ^ 0xff
+    expect(tryDecodeSnapshot(buf)).toEqual({ ok: false, reason: 'snapshot checksum mismatch (corrupted or truncated)' })
+    const loaded = loadStoredChain(read.snapshot, [], ORIGIN).result
+    if (!loaded.ok) throw new Error(loaded.reason)
+    expectSameSnapshot(loaded.snapshot, original)
   })
 
   it('round-trips random trees with any text (property)', () => {

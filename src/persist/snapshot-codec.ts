@@ -127,7 +127,14 @@ export interface DecodedSnapshot extends SnapshotMetadata {
 }
 
 export type Refusal = { readonly ok: false; readonly reason: string }
-export type MetadataResult = { readonly ok: true; readonly metadata: StoredMetadata } | Refusal
+/**
+ * What {@link readSnapshotMetadata} read of a buffer whose checksum held: decoding it again
+ * ({@link tryDecodeSnapshot}) starts from here and does not hash the whole buffer a second time.
+ */
+export interface CheckedSnapshot {
+  readonly checked: Frame
+}
+export type MetadataResult = { readonly ok: true; readonly metadata: StoredMetadata; readonly snapshot: CheckedSnapshot } | Refusal
 export type DecodeResult = { readonly ok: true; readonly decoded: DecodedSnapshot } | Refusal
 export type LoadResult = { readonly ok: true; readonly snapshot: Snapshot; readonly decoded: DecodedSnapshot } | Refusal
 
@@ -300,7 +307,7 @@ function readFrame(buf: Buffer): { ok: true; frame: Frame } | Refusal {
 export function readSnapshotMetadata(buf: Buffer): MetadataResult {
   try {
     const result = readFrame(buf)
-    return result.ok ? { ok: true, metadata: result.frame.metadata } : result
+    return result.ok ? { ok: true, metadata: result.frame.metadata, snapshot: { checked: result.frame } } : result
   } catch (caught) {
     return refuse(`malformed snapshot: ${describe(caught)}`)
   }
@@ -329,9 +336,9 @@ function inflate(compression: number, stored: Buffer, rawLength: number): Buffer
 }
 
 /** The decoded snapshot, or the reason a buffer was refused. Never throws. */
-export function tryDecodeSnapshot(buf: Buffer): DecodeResult {
+export function tryDecodeSnapshot(stored: Buffer | CheckedSnapshot): DecodeResult {
   try {
-    const result = readFrame(buf)
+    const result = Buffer.isBuffer(stored) ? readFrame(stored) : { ok: true as const, frame: stored.checked }
     if (!result.ok) return result
     const { metadata, compression, rawLength, pages, parts, groups } = result.frame
     if (parts) return decodeParts(compression, pages, parts, groups, metadata)

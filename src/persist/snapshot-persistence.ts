@@ -16,7 +16,7 @@
 import { settleWithin, TimeoutError } from '../deadline.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { LogSink } from '../observability/log-sink.js'
-import { originMismatch, readSnapshotMetadata, type EncodeOptions, type SnapshotOrigin, type StoredMetadata } from './snapshot-codec.js'
+import { originMismatch, readSnapshotMetadata, type CheckedSnapshot, type EncodeOptions, type SnapshotOrigin, type StoredMetadata } from './snapshot-codec.js'
 import { createSnapshotEncoder, type EncodedSnapshot, type SnapshotChunk, type SnapshotEncoder } from './snapshot-encoder.js'
 import { chainFrom, loadStoredChain } from './patch-chain.js'
 import { encodePatch, patchBetween } from './snapshot-patch.js'
@@ -142,7 +142,8 @@ export interface SnapshotPersistence {
 
 interface Candidate {
   readonly source: string
-  readonly buf: Buffer
+  /** The full snapshot, its checksum checked once (by `readSnapshotMetadata`). */
+  readonly snapshot: CheckedSnapshot
   readonly metadata: StoredMetadata
   /** The stored patches that chain from the full snapshot. */
   readonly patches: readonly Buffer[]
@@ -315,7 +316,7 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
     }
     const chain = chainFrom(read.metadata.fingerprint, stored)
     const last = chain.at(-1)?.metadata ?? read.metadata
-    return { source: target.name, buf, metadata: read.metadata, patches: chain.map((link) => link.buf), syncedAt: last.syncedAt, version: last.version }
+    return { source: target.name, snapshot: read.snapshot, metadata: read.metadata, patches: chain.map((link) => link.buf), syncedAt: last.syncedAt, version: last.version }
   }
 
   return {
@@ -341,7 +342,7 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
       candidates.sort((a, b) => b.syncedAt - a.syncedAt || b.version - a.version)
       for (const [index, candidate] of candidates.entries()) {
         // Only a start loads this way, before the instance listens: decompressed on this thread.
-        const chain = loadStoredChain(candidate.buf, candidate.patches, origin)
+        const chain = loadStoredChain(candidate.snapshot, candidate.patches, origin)
         const loaded = chain.result
         if (chain.why !== undefined) logger.warn({ target: candidate.source, reason: chain.why, patches: chain.patches }, 'snapshot: not every stored patch could be applied')
         if (!loaded.ok) {
