@@ -24,6 +24,7 @@ import { composeServed, servedPurgeGate } from './compose/served.js'
 import { composeServing } from './compose/serving.js'
 import { composeSync } from './compose/sync.js'
 import { composeUpstream } from './compose/upstream.js'
+import { createEndpointPurge } from './compose/endpoint-purge.js'
 import type { Config } from './config/load-config.js'
 import type { PagesService } from './http/pages-service.js'
 import type { Metrics } from './observability/metrics.js'
@@ -98,14 +99,15 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   })
   const { shared } = caches
   const owner = instanceOwner()
-  const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, logger, events, clock }) : undefined
+  const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, endpointGenerations: caches.endpointGenerations, logger, events, clock }) : undefined
   const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
   // Without Redis the CDN's own gate: the one instance serves what it synced the moment it swaps.
   const purgeGate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : undefined
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
-  const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, events, now: clock.now })
-  const operations = { config, sync, caches, cluster, requestRefresh, events, now: clock.now }
+  const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, endpointGenerations: caches.endpointGenerations, events, now: clock.now })
+  const purgeEndpoint = createEndpointPurge({ generations: caches.endpointGenerations, cluster: () => cluster, cdn, now: clock.now, logger })
+  const operations = { config, sync, caches, cluster, requestRefresh, purgeEndpoint, events, now: clock.now }
   const metrics = composeMetrics(operations)
   const { readThrough, budget, memoryTier } = caches
   const { pages, fastPath } = serving

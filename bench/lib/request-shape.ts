@@ -17,7 +17,7 @@ export const READ_THROUGH_SHAPES: readonly RequestShape[] = ['search', 'order', 
 /** The listing parameters the sync's windows, probes and refreshes use. */
 const SYNC_LISTING_KEYS = new Set(['fields', 'offset', 'limit', 'type', 'id'])
 
-export function requestShape(kind: 'list' | 'detail' | 'find' | 'other', query: URLSearchParams): RequestShape {
+export function requestShape(kind: 'list' | 'detail' | 'find' | 'endpoint' | 'other', query: URLSearchParams): RequestShape {
   const keys = [...new Set(query.keys())]
   switch (kind) {
     case 'detail':

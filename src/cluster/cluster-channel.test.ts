@@ -458,6 +458,11 @@ describe('cluster channel message validation', () => {
     expect(parseRefreshMessage({ ids: Array.from({ length: MAX_REFRESH_IDS }, (_, i) => i + 1), reason: 'r', from: 'f' })).not.toHaveProperty('invalid')
     expect(parseRefreshMessage({ listing: 1, reason: 'r', from: 'f' })).toHaveProperty('invalid')
     expect(parseRefreshMessage({ reason: 'r'.repeat(1001), from: 'f' })).toHaveProperty('invalid')
+    // Endpoint generations: router names to generation names.
+    expect(parseRefreshMessage({ endpoints: { images: 'k9' }, reason: 'purge', from: 'f' })).toEqual({ endpoints: { images: 'k9' }, reason: 'purge', from: 'f' })
+    expect(parseRefreshMessage({ endpoints: { 'im ages': 'k9' }, reason: 'purge', from: 'f' })).toHaveProperty('invalid')
+    expect(parseRefreshMessage({ endpoints: { images: '' }, reason: 'purge', from: 'f' })).toHaveProperty('invalid')
+    expect(parseRefreshMessage({ endpoints: ['images'], reason: 'purge', from: 'f' })).toHaveProperty('invalid')
   })
 
   it('answers false and -1 when the command connection fails or throws', async () => {

@@ -49,6 +49,8 @@ export interface RefreshMessage {
   readonly all?: boolean
   /** Refresh the listing (the tree's structure). */
   readonly listing?: boolean
+  /** New generations of other endpoints' answers (`endpoint-generations.ts`), by endpoint: every instance adopts them. */
+  readonly endpoints?: Readonly<Record<string, string>>
   /** Why, for the logs (e.g. `purge`, `webhook page_published`). */
   readonly reason: string
   /** The requesting instance's id. */
@@ -113,6 +115,13 @@ export interface ClusterChannel {
    * message is invalid. More than `MAX_REFRESH_IDS` ids are sent as `all: true` instead.
    */
   publishRefresh(m: RefreshMessage): Promise<number>
+  /**
+   * Records an endpoint's new answer generation under `${prefix}endpoint-generation:<name>`, where
+   * an instance that starts later reads it. False if Redis failed.
+   */
+  recordEndpointGeneration(endpoint: string, generation: string): Promise<boolean>
+  /** The recorded generation of an endpoint; undefined when none is recorded, null when Redis failed. */
+  endpointGeneration(endpoint: string): Promise<string | undefined | null>
   /** Calls `listener` with every valid refresh request (this instance's own included); returns the unsubscribe. */
   onRefresh(listener: (m: RefreshMessage) => void): () => void
   /**
@@ -138,6 +147,11 @@ export const SUBSCRIBE_WARN_AFTER_MS = 10_000
 
 /** What not being subscribed costs, said by both warnings. */
 const SUBSCRIBE_GUIDANCE = 'until they are, this instance hears no snapshot announcements or refresh requests from the others'
+
+/** Most endpoint generations one refresh message may carry: a PURGE names one endpoint. */
+const MAX_ENDPOINTS = 16
+/** A router name, as API_ENDPOINTS takes it. */
+const ENDPOINT_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 /** Most page ids one refresh message may carry. */
 export const MAX_REFRESH_IDS = 10_000
@@ -173,7 +187,7 @@ export function parseSnapshotAnnouncement(value: unknown): SnapshotAnnouncement 
 /** The refresh request in `value`, or a reason it is not one. Unknown fields are ignored (and not copied). */
 export function parseRefreshMessage(value: unknown): RefreshMessage | { readonly invalid: string } {
   if (!isRecord(value)) return { invalid: 'not an object' }
-  const { ids, all, listing, reason, from } = value
+  const { ids, all, listing, endpoints, reason, from } = value
   if (typeof reason !== 'string' || reason.length > MAX_REASON_CHARS) return { invalid: `reason is not a string of at most ${MAX_REASON_CHARS} characters` }
   if (!isName(from, MAX_ID_CHARS)) return { invalid: `from is not a string of 1 to ${MAX_ID_CHARS} characters` }
   if (all !== undefined && typeof all !== 'boolean') return { invalid: 'all is not a boolean' }
@@ -185,10 +199,21 @@ export function parseRefreshMessage(value: unknown): RefreshMessage | { readonly
     if (!ids.every((id): id is number => typeof id === 'number' && Number.isSafeInteger(id) && id > 0)) return { invalid: 'ids are not all safe positive integers' }
     pageIds = [...ids]
   }
+  let generations: Record<string, string> | undefined
+  if (endpoints !== undefined) {
+    if (!isRecord(endpoints)) return { invalid: 'endpoints is not an object' }
+    const entries = Object.entries(endpoints)
+    if (entries.length > MAX_ENDPOINTS) return { invalid: `more than ${MAX_ENDPOINTS} endpoints` }
+    if (!entries.every(([name, generation]) => ENDPOINT_NAME.test(name) && isName(generation, MAX_ID_CHARS))) {
+      return { invalid: 'endpoints are not all router names with generation names' }
+    }
+    generations = Object.fromEntries(entries) as Record<string, string>
+  }
   return {
     ...(pageIds === undefined ? {} : { ids: pageIds }),
     ...(all === undefined ? {} : { all }),
     ...(listing === undefined ? {} : { listing }),
+    ...(generations === undefined ? {} : { endpoints: generations }),
     reason,
     from,
   }
@@ -348,6 +373,24 @@ export function createClusterChannel(options: ClusterChannelOptions): ClusterCha
       } catch (error) {
         logger.warn({ err: error, reason: parsed.reason }, 'cluster channel: could not publish the refresh request')
         return -1
+      }
+    },
+    async recordEndpointGeneration(endpoint, generation) {
+      try {
+        await boundedCommand('set', () => redis.set(`${prefix}endpoint-generation:${endpoint}`, generation), commandTimeoutMs)
+        return true
+      } catch (error) {
+        logger.warn({ err: error, endpoint }, 'cluster channel: could not record the endpoint generation')
+        return false
+      }
+    },
+    async endpointGeneration(endpoint) {
+      try {
+        const recorded = await boundedCommand('get', () => redis.get(`${prefix}endpoint-generation:${endpoint}`), commandTimeoutMs)
+        return isName(recorded, MAX_ID_CHARS) ? recorded : undefined
+      } catch (error) {
+        logger.warn({ err: error, endpoint }, 'cluster channel: could not read the endpoint generation')
+        return null
       }
     },
     onRefresh: (listener) => listen(refreshListeners, listener),

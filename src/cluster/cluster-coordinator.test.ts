@@ -41,6 +41,8 @@ function stubChannel() {
     recordedSnapshot: async (): Promise<RecordedSnapshot> => (state.answer === 'failing' ? { ok: false } : state.recorded ? { ok: true, announcement: state.recorded } : { ok: true }),
     onSnapshot: () => () => undefined,
     publishRefresh: async () => 1,
+    recordEndpointGeneration: async () => true,
+    endpointGeneration: async () => undefined,
     onRefresh: () => () => undefined,
     onReconnected: (listener) => {
       state.reconnected.push(listener)

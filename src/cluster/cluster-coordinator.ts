@@ -37,6 +37,11 @@ export interface ClusterCoordinatorOptions {
    * cannot put back a snapshot Redis lost, and followers wait for the next change of the tree.
    */
   readonly storeShared?: (snapshot: Snapshot) => Promise<void>
+  /**
+   * The other endpoints' answer generations (`endpoint-generations.ts`): renewed by a PURGE on any
+   * instance, adopted by all. Without it, endpoint generations stay this instance's own.
+   */
+  readonly endpointGenerations?: { readonly endpoints: readonly string[]; adopt(endpoint: string, generation: string): void; settle(endpoint: string, recorded: string | undefined): void }
   /** How often a follower checks the recorded announcement (in case it missed a message), and the leader that one is recorded. */
   readonly pollMs: number
   readonly timers: Timers
@@ -49,6 +54,8 @@ export interface ClusterCoordinator {
   start(): void
   /** Routes a PURGE or webhook request to the instance that syncs. */
   requestRefresh(request: RefreshRequest): void
+  /** Tells every instance, and those that start later, of an endpoint's new answer generation. */
+  shareEndpointGeneration(endpoint: string, generation: string): Promise<void>
   /**
    * Call after this instance stored a snapshot it synced: tells the others (and, when it was
    * stored as a patch, which one). Nothing is announced for a snapshot whose save stored a newer
@@ -185,6 +192,15 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
     }, options.pollMs)
   }
 
+  function readEndpointGenerations(): void {
+    for (const endpoint of options.endpointGenerations?.endpoints ?? []) {
+      void channel.endpointGeneration(endpoint).then((recorded) => {
+        if (stopped || recorded === null) return
+        options.endpointGenerations?.settle(endpoint, recorded)
+      })
+    }
+  }
+
   return {
     get role() {
       return lease.role
@@ -193,9 +209,14 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
       settled = sync.current?.fingerprint
       unsubscribe.push(channel.onSnapshot(onAnnouncement))
       unsubscribe.push(channel.onRefresh((message) => {
-        if (stopped || !syncs(lease.role) || message.from === owner) return
-        sync.refresh(message)
+        if (stopped || message.from === owner) return
+        for (const [endpoint, generation] of Object.entries(message.endpoints ?? {})) options.endpointGenerations?.adopt(endpoint, generation)
+        const refreshes = message.ids !== undefined || message.all === true || message.listing === true
+        if (refreshes && syncs(lease.role)) sync.refresh(message)
       }))
+      // Generations renewed before this instance listened, or while its subscriber was away.
+      void channel.ready().then(readEndpointGenerations)
+      unsubscribe.push(channel.onReconnected(readEndpointGenerations))
       // PURGEs and webhooks sent to the leader while its subscriber was reconnecting are lost: a
       // listing pass catches the moves, renames and new pages among them (content-only edits
       // wait for the next full sync, as a lost webhook would).
@@ -213,6 +234,11 @@ export function createClusterCoordinator(options: ClusterCoordinatorOptions): Cl
         // Redis failed between two lease ticks: this instance will sync on its own at the next one.
         if (receivers < 0) sync.refresh(request)
       })
+    },
+    async shareEndpointGeneration(endpoint, generation) {
+      if (stopped) return
+      await channel.recordEndpointGeneration(endpoint, generation)
+      await channel.publishRefresh({ endpoints: { [endpoint]: generation }, reason: 'purge', from: owner })
     },
     async announce(snapshot, saved) {
       if (saved && saved.fingerprint !== snapshot.fingerprint) return

@@ -12,7 +12,7 @@ import { createMemoryStore, type MemoryStore } from '../cache/stores/memory-stor
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import { toStoredAnswer } from '../cache/read-through-loader.js'
-import { PAGES_API_PATH } from '../upstream/wagtail-client.js'
+import { createEndpointGenerations, type EndpointGenerations } from '../cache/endpoint-generations.js'
 import type { Clock } from './clock.js'
 import type { UpstreamParts } from './upstream.js'
 
@@ -22,6 +22,7 @@ export interface CacheParts {
   readonly shared: SharedTier | undefined
   readonly budget: ReadThroughBudget
   readonly readThrough: ReadThrough
+  readonly endpointGenerations: EndpointGenerations
 }
 
 export interface CachesOptions {
@@ -70,7 +71,7 @@ export function composeCaches(options: CachesOptions): CacheParts {
     now,
     random,
     logger,
-    load: async (relative) => toStoredAnswer(await wagtail.raw(relative), rewriteUrl, now(), `GET ${PAGES_API_PATH}${relative}`),
+    load: async (relative) => toStoredAnswer(await wagtail.raw(relative), rewriteUrl, now(), `GET ${wagtail.apiPath}${relative}`),
   })
-  return { memoryTier, shared, budget, readThrough }
+  return { memoryTier, shared, budget, readThrough, endpointGenerations: createEndpointGenerations({ ...clock, shared: shared !== undefined }) }
 }

@@ -8,6 +8,7 @@ import { hostname } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
 import { createClusterChannel } from '../cluster/cluster-channel.js'
 import type { SharedTier } from '../cache/shared-tier.js'
+import type { EndpointGenerations } from '../cache/endpoint-generations.js'
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import { followPatches, loadStoredChainAsync } from '../persist/patch-chain.js'
@@ -34,6 +35,7 @@ export interface ClusterOptions {
   readonly shared: SharedTier
   readonly sync: SyncService
   readonly persistence: SnapshotPersistence | undefined
+  readonly endpointGenerations: Pick<EndpointGenerations, 'adopt' | 'settle'>
   readonly logger: FastifyBaseLogger
   readonly events: ShieldEvents
   readonly clock: Clock
@@ -87,6 +89,7 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
     sync,
     lease,
     channel,
+    endpointGenerations: { endpoints: config.apiEndpoints, adopt: options.endpointGenerations.adopt, settle: options.endpointGenerations.settle },
     loadShared: async (announcement) => {
       const target = shared.snapshotTarget
       const base = sync.current

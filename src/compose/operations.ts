@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config/load-config.js'
+import { mountOf } from '../config/api-mount.js'
 import { createPurgeAccess } from '../http/purge-access.js'
 import { registerHealthRoutes } from '../http/routes/health.js'
 import { registerMetricsRoute } from '../http/routes/metrics.js'
@@ -23,6 +24,8 @@ export interface OperationsOptions {
   readonly caches: CacheParts
   readonly cluster: ClusterCoordinator | undefined
   readonly requestRefresh: (request: RefreshRequest) => void
+  /** A PURGE of one of the router's other endpoints (`endpoint-purge.ts`). */
+  readonly purgeEndpoint: (endpoint: string) => void
   readonly events: ShieldEvents
   readonly now: () => number
 }
@@ -52,6 +55,8 @@ export function registerOperations(app: FastifyInstance, options: OperationsOpti
   registerPurgeRoute(app, {
     snapshot: () => sync.current,
     requestRefresh,
+    mount: mountOf(config),
+    purgeEndpoint: options.purgeEndpoint,
     access: createPurgeAccess({ allow: config.purgeAllow, ...(config.purgeToken ? { token: config.purgeToken } : {}) }),
     logger: app.log,
     onPurge: (result, target) => events.emit('purge', { result, target }),

@@ -15,6 +15,10 @@ import { registerAnswerHooks, registerServeRoutes } from '../http/fastify-writer
 import { registerLoadShedding } from '../http/load-shedding.js'
 import { createPagesService, type PagesService } from '../http/pages-service.js'
 import { createServe } from '../http/serve.js'
+import { createApiRouter } from '../http/api-router.js'
+import { createEndpointsService } from '../http/endpoints-service.js'
+import { mountOf } from '../config/api-mount.js'
+import type { EndpointGenerations } from '../cache/endpoint-generations.js'
 import { requestIdFrom } from '../observability/request-id.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import type { SyncService } from '../sync/sync-service.js'
@@ -31,6 +35,8 @@ export interface ServingOptions {
   readonly config: Config
   readonly sync: SyncService
   readonly readThrough: ReadThrough
+  /** The generation of each other endpoint's read-through answers (a PURGE starts a new one). */
+  readonly endpointGenerations: Pick<EndpointGenerations, 'of'>
   readonly events: ShieldEvents
   readonly now: () => number
 }
@@ -40,24 +46,38 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
   const trusted = config.trustProxy
   const purged = configuredTargets(config)
   // Reads the sync's snapshot on every request: a swap is seen by the next one.
+  const mount = mountOf(config)
+  const route = createApiRouter(mount)
+  const clientCache = {
+    maxAgeMs: config.clientMaxAgeMs,
+    staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
+    staleIfErrorMs: config.clientStaleIfErrorMs,
+    // Only a CDN that is purged may keep answers longer than browsers (docs/cdn-purging.md#caching-headers).
+    ...(purged.length > 0 ? { cdnMaxAgeMs: config.cdnMaxAgeMs } : {}),
+    surrogateControl: purged.includes('fastly'),
+  }
   const pages = createPagesService({
     snapshot: () => sync.current,
+    mount,
     readThrough: options.readThrough,
     baseUrl: config.baseUrl,
     renderCacheMaxBytes: config.renderCacheMaxBytes,
     cacheTags: config.cacheTagHeaders,
     cacheStatus: config.cacheStatusHeader,
-    clientCache: {
-      maxAgeMs: config.clientMaxAgeMs,
-      staleWhileRevalidateMs: config.clientStaleWhileRevalidateMs,
-      staleIfErrorMs: config.clientStaleIfErrorMs,
-      // Only a CDN that is purged may keep answers longer than browsers (docs/cdn-purging.md#caching-headers).
-      ...(purged.length > 0 ? { cdnMaxAgeMs: config.cdnMaxAgeMs } : {}),
-      surrogateControl: purged.includes('fastly'),
-    },
+    clientCache,
     now: options.now,
     logger: app.log,
     cmsHealthy: () => sync.status.consecutiveFailures === 0,
+  })
+  const endpoints = mount.endpoints.length === 0 ? undefined : createEndpointsService({
+    readThrough: options.readThrough,
+    cacheTags: config.cacheTagHeaders,
+    cacheStatus: config.cacheStatusHeader,
+    clientCache,
+    now: options.now,
+    generationOf: options.endpointGenerations.of,
+    notAcceptable: () => pages.notAcceptable(),
+    logger: app.log,
   })
   let closing = false
   const isClosing = () => closing
@@ -67,6 +87,8 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
   })
   const serve = createServe<IncomingMessage>({
     pages,
+    ...(endpoints ? { endpoints } : {}),
+    route,
     snapshot: () => sync.current,
     // The plugin is registered below, before any request can arrive.
     isUnderPressure: () => app.isUnderPressure(),
@@ -78,11 +100,11 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     logger: app.log,
   })
   const afterAnswer = createAfterAnswer(app.log, options.events)
-  await registerLoadShedding(app, config, (reason) => app.log.debug({ reason }, 'load shed: 503'))
-  registerServeRoutes(app, serve)
+  await registerLoadShedding(app, config, route, (reason) => app.log.debug({ reason }, 'load shed: 503'))
+  registerServeRoutes(app, serve, mount.root)
   return {
     pages,
-    fastPath: config.fastPath ? createFastPath({ serve, isClosing, afterAnswer }) : undefined,
-    registerAnswerHooks: () => registerAnswerHooks(app, { afterAnswer, isClosing }),
+    fastPath: config.fastPath ? createFastPath({ serve, isClosing, afterAnswer, pagesPath: mount.pagesPath }) : undefined,
+    registerAnswerHooks: () => registerAnswerHooks(app, { afterAnswer, isClosing, route }),
   }
 }

@@ -11,7 +11,7 @@ import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import { createSyncService, type SyncResult, type SyncService } from '../sync/sync-service.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
-import { PAGES_API_PATH } from '../upstream/wagtail-client.js'
+import { mountOf } from '../config/api-mount.js'
 import type { Clock } from './clock.js'
 import { AFTER_LOAD_DELAY_MS, createHeapReclaimer } from './reclaim-heap.js'
 import type { UpstreamParts } from './upstream.js'
@@ -47,7 +47,7 @@ export function composeSync(options: SyncOptions): SyncService {
   const reclaimOnce = createHeapReclaimer({ logger })
   return createSyncService({
     get: options.upstream.get,
-    pagesPath: PAGES_API_PATH,
+    pagesPath: mountOf(config).pagesPath,
     rewriteUrl: options.upstream.rewriteUrl,
     concurrency: config.syncConcurrency,
     intervalMs: config.syncIntervalMs,

@@ -10,7 +10,8 @@ import { createUrlRewriter, type RewriteUrl } from '../json/rewrite-detail-urls.
 import type { ShieldEvents, UpstreamKind } from '../observability/shield-events.js'
 import type { UpstreamGet } from '../sync/upstream-port.js'
 import { createHttpClient } from '../upstream/http-client.js'
-import { createWagtailClient, PAGES_API_PATH, type WagtailClient } from '../upstream/wagtail-client.js'
+import { createWagtailClient, type WagtailClient } from '../upstream/wagtail-client.js'
+import { mountOf, type ApiMount } from '../config/api-mount.js'
 
 export interface UpstreamParts {
   /** The sync's port to the CMS (and the refreshes'). */
@@ -32,6 +33,8 @@ export interface UpstreamOptions {
 
 export function composeUpstream(options: UpstreamOptions): UpstreamParts {
   const { config, events } = options
+  const mount = mountOf(config)
+  const kindOf = upstreamKinds(mount)
   // Two pools: the sync and refreshes never wait for a connection behind client-caused requests.
   const client = (trafficClass: 'sync' | 'read_through', connections: number) => createHttpClient({
     baseUrl: config.upstreamUrl,
@@ -46,7 +49,7 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
     now: options.now,
     onAttempt: (attempt) => {
       if (events.listens('upstream')) {
-        events.emit('upstream', { kind: upstreamKind(attempt.path), trafficClass: attempt.trafficClass, status: attempt.status, durationMs: attempt.durationMs })
+        events.emit('upstream', { kind: kindOf(attempt.path), trafficClass: attempt.trafficClass, status: attempt.status, durationMs: attempt.durationMs })
       }
     },
   })
@@ -59,8 +62,8 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
   }
   return {
     get,
-    wagtail: createWagtailClient({ http: readThroughHttp }),
-    rewriteUrl: createUrlRewriter({ baseUrl: config.baseUrl, upstreamPathPrefix: new URL(config.upstreamUrl).pathname }),
+    wagtail: createWagtailClient({ http: readThroughHttp, mount }),
+    rewriteUrl: createUrlRewriter({ baseUrl: config.baseUrl, upstreamPathPrefix: new URL(config.upstreamUrl).pathname, apiPath: mount.root }),
     async close() {
       await http.close()
       await readThroughHttp.close()
@@ -68,11 +71,16 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
   }
 }
 
-/** The kind of CMS request, from its path: a bounded label for metrics. */
-export function upstreamKind(path: string): UpstreamKind {
-  const at = path.indexOf(PAGES_API_PATH)
-  if (at < 0) return 'other'
-  const rest = path.slice(at + PAGES_API_PATH.length).split('?')[0]!
+/** The kind of CMS request, from its path: a bounded label for metrics (other endpoints' are `other`). */
+export function upstreamKinds(mount: ApiMount): (path: string) => UpstreamKind {
+  return (path) => {
+    const at = path.indexOf(mount.pagesPath)
+    if (at < 0) return 'other'
+    return pagesViewOf(path.slice(at + mount.pagesPath.length).split('?')[0]!)
+  }
+}
+
+function pagesViewOf(rest: string): UpstreamKind {
   if (rest === '') return 'list'
   if (rest === 'find/') return 'find'
   return /^[0-9]+\/$/.test(rest) ? 'detail' : 'other'

@@ -23,6 +23,9 @@ describe('loadConfig', () => {
     expect(loadConfig(REQUIRED)).toEqual({
       upstreamUrl: 'https://cms.example.com',
       baseUrl: 'https://api.example.com',
+      apiPath: '/api/v1/cms/',
+      pagesEndpoint: 'pages',
+      apiEndpoints: [],
       port: 8080,
       host: '0.0.0.0',
       logLevel: 'info',
@@ -98,6 +101,28 @@ describe('loadConfig', () => {
     expect(cloudflare.details?.['problems']).toEqual(['CACHE_TAG_HEADERS: must include cache-tag with CLOUDFLARE_ZONE_ID: its purges name the keys that header carries'])
     expect(loadConfig({ ...REQUIRED, CLOUDFLARE_ZONE_ID: 'zone', CLOUDFLARE_API_TOKEN: 'token-of-the-zone', CDN_PURGE_VARNISH: 'http://varnish:6081', CACHE_TAG_HEADERS: 'surrogate-key,cache-tag' }).cacheTagHeaders)
       .toEqual(['surrogate-key', 'cache-tag'])
+  })
+
+  it('reads where the API router is mounted and its endpoints, as written or with the slashes left off', () => {
+    const config = loadConfig({ ...REQUIRED, API_PATH: 'api/v2', PAGES_ENDPOINT: 'content', API_ENDPOINTS: 'images, documents,my_docs' })
+    expect(config).toMatchObject({ apiPath: '/api/v2/', pagesEndpoint: 'content', apiEndpoints: ['images', 'documents', 'my_docs'] })
+    expect(loadConfig({ ...REQUIRED, API_PATH: '/api/v2/', API_ENDPOINTS: 'none' })).toMatchObject({ apiPath: '/api/v2/', apiEndpoints: [] })
+  })
+
+  it('refuses a mount path with dot segments or escapes, bad endpoint names and the pages endpoint named twice, at once', () => {
+    const error = configError({ ...REQUIRED, API_PATH: '/api/../v2/', PAGES_ENDPOINT: 'find', API_ENDPOINTS: 'images,images' })
+    expect(error.details?.['problems']).toEqual([
+      'API_PATH: got "/api/../v2/", expected a URL path of plain segments such as /api/v2/',
+      'PAGES_ENDPOINT: got "find", expected a router name of letters, digits, _ and - (not find)',
+      'API_ENDPOINTS: got "images,images", names an endpoint twice',
+    ])
+    expect(configError({ ...REQUIRED, API_PATH: '/a%20b/', API_ENDPOINTS: 'pages,im ages' }).details?.['problems']).toEqual([
+      'API_PATH: got "/a%20b/", expected a URL path of plain segments such as /api/v2/',
+      'API_ENDPOINTS: got "pages,im ages", expected router names of letters, digits, _ and - (not find), comma-separated, or none; "im ages" is not one',
+    ])
+    expect(configError({ ...REQUIRED, API_ENDPOINTS: 'images,pages' }).details?.['problems']).toEqual([
+      'API_ENDPOINTS: names pages, the pages endpoint (PAGES_ENDPOINT): list only the router\'s other endpoints',
+    ])
   })
 
   it('refuses a TRUST_PROXY that is not a list of CIDRs, and a read-through budget of 0, with the others, at once', () => {

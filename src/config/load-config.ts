@@ -80,6 +80,13 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
 
+  // The pages endpoint is answered from the tree: naming it again as a read-through one is a typo.
+  const endpoints = values['apiEndpoints'] as readonly string[] | undefined
+  const pagesEndpoint = values['pagesEndpoint'] as string | undefined
+  if (endpoints !== undefined && pagesEndpoint !== undefined && endpoints.includes(pagesEndpoint)) {
+    problems.push(`API_ENDPOINTS: names ${pagesEndpoint}, the pages endpoint (PAGES_ENDPOINT): list only the router's other endpoints`)
+  }
+
   if (problems.length > 0) {
     throw createError('CONFIG_INVALID', `invalid configuration:\n${problems.join('\n')}`, {
       details: { problems: Object.freeze(problems) },

@@ -34,6 +34,9 @@ export function parseValue(variable: Variable, text: string): ParseResult {
     case 'url': return parseHttpUrl(text)
     case 'urls': return parseUrlList(text)
     case 'string': return { ok: true, value: text }
+    case 'path': return parseMountPath(text)
+    case 'name': return ROUTER_NAME.test(text) ? { ok: true, value: text } : invalid
+    case 'names': return parseNames(text)
     case 'enum': {
       // LOG_LEVEL=INFO is an obvious intent; values are canonical in lower case.
       const value = text.toLowerCase()
@@ -52,6 +55,30 @@ export function parseValue(variable: Variable, text: string): ParseResult {
       return parsed.ok ? { ok: true, value: parsed.list } : { ok: false, reason: parsed.reason }
     }
   }
+}
+
+/** A name Django's `path('<name>/', …)` can route to without escaping, and not a view of its own. */
+const ROUTER_NAME = /^(?!find$)[A-Za-z0-9_-]+$/
+const PATH_SEGMENT = /^[A-Za-z0-9._~-]+$/
+
+/**
+ * A URL path of plain segments, given with or without its slashes (`api/v2` means `/api/v2/`).
+ * Dot segments and escapes are refused: a request's path is compared byte for byte with it.
+ */
+function parseMountPath(text: string): ParseResult {
+  const segments = text.replace(/^\/+|\/+$/g, '').split('/')
+  if (segments.some((segment) => !PATH_SEGMENT.test(segment) || segment === '.' || segment === '..')) return invalid
+  return { ok: true, value: `/${segments.join('/')}/` }
+}
+
+/** Comma-separated router names; `none` for none; each at most once. */
+function parseNames(text: string): ParseResult {
+  if (text.toLowerCase() === 'none') return { ok: true, value: [] }
+  const names = text.split(',').map((part) => part.trim()).filter((part) => part !== '')
+  const bad = names.find((name) => !ROUTER_NAME.test(name))
+  if (bad !== undefined) return { ok: false, reason: `expected ${KIND_WORDS.names}; ${JSON.stringify(bad.slice(0, 100))} is not one` }
+  if (new Set(names).size !== names.length) return { ok: false, reason: 'names an endpoint twice' }
+  return names.length === 0 ? invalid : { ok: true, value: names }
 }
 
 function parseSet(values: readonly string[], text: string): ParseResult {
@@ -125,6 +152,9 @@ const KIND_WORDS: Readonly<Record<Variable['kind'], string>> = {
   url: 'an http(s) URL without credentials, query or fragment',
   urls: 'http(s) URLs without credentials, query or fragment, comma-separated',
   string: 'a non-empty string',
+  path: 'a URL path of plain segments such as /api/v2/',
+  name: 'a router name of letters, digits, _ and - (not find)',
+  names: 'router names of letters, digits, _ and - (not find), comma-separated, or none',
   enum: 'a value',
   int: 'a whole number',
   bytes: 'a size such as 512kb, 64mb or 1gb',

@@ -20,6 +20,12 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 export interface Config {
   readonly upstreamUrl: string
   readonly baseUrl: string
+  /** Where the CMS mounts its API router, and where cms-shield serves it: `/…/`. */
+  readonly apiPath: string
+  /** The pages endpoint's name in that router. */
+  readonly pagesEndpoint: string
+  /** The router's other endpoints, answered read-through (`images`, `documents`, …). */
+  readonly apiEndpoints: readonly string[]
   readonly port: number
   readonly host: string
   readonly logLevel: LogLevel
@@ -105,8 +111,14 @@ type Common = Presence & {
 
 /** `min`/`max` are in the parsed unit: milliseconds for durations, bytes for sizes. */
 export type NumberVariable = Common & { readonly kind: 'int' | 'bytes' | 'duration'; readonly min?: number; readonly max?: number }
-/** `url`: http(s) only, no credentials, query or fragment; trailing slashes stripped. */
-export type TextVariable = Common & { readonly kind: 'url' | 'string' }
+/**
+ * `url`: http(s) only, no credentials, query or fragment; trailing slashes stripped.
+ * `path`: an absolute URL path of plain segments that starts and ends with `/` (`/api/v2/`).
+ * `name`: one name as Django's router registers it (letters, digits, `_`, `-`).
+ */
+export type TextVariable = Common & { readonly kind: 'url' | 'string' | 'path' | 'name' }
+/** `names`: comma-separated `name`s, or none. */
+export type NameListVariable = Common & { readonly kind: 'names' }
 export type EnumVariable = Common & { readonly kind: 'enum'; readonly values: readonly string[] }
 export type BoolVariable = Common & { readonly kind: 'bool' }
 /** `cidrs`: an address list (`cidr.ts`), parsed here once so nothing downstream parses it again. */
@@ -118,13 +130,13 @@ export type UrlListVariable = Common & { readonly kind: 'urls' }
  * `none`; `true` stands for all of them and `false` for none (what a boolean variable once said).
  */
 export type SetVariable = Common & { readonly kind: 'set'; readonly values: readonly string[] }
-export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable | UrlListVariable | SetVariable
+export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable | UrlListVariable | SetVariable | NameListVariable
 
 // `[T] extends [...]` keeps the union LogLevel from distributing into one case per member.
 type VariableFor<T> = [Exclude<T, undefined>] extends [number] ? NumberVariable
   : [Exclude<T, undefined>] extends [boolean] ? BoolVariable
     : [Exclude<T, undefined>] extends [string] ? TextVariable | EnumVariable
-      : [Exclude<T, undefined>] extends [readonly string[]] ? UrlListVariable | SetVariable
+      : [Exclude<T, undefined>] extends [readonly string[]] ? UrlListVariable | SetVariable | NameListVariable
       : [Exclude<T, undefined>] extends [AddressList] ? AddressListVariable
         : never
 
@@ -138,11 +150,23 @@ const MIB = 1024 ** 2
 export const schema = {
   upstreamUrl: {
     name: 'UPSTREAM_URL', kind: 'url', required: true, example: 'https://cms.example.com',
-    doc: 'Base URL of the Wagtail CMS, path prefix included; its API is `<UPSTREAM_URL>/api/v1/cms/pages/`.',
+    doc: 'Base URL of the Wagtail CMS, path prefix included; its API is `<UPSTREAM_URL><API_PATH>`.',
   },
   baseUrl: {
     name: 'BASE_URL', kind: 'url', required: true, example: 'https://api.example.com',
     doc: "cms-shield's public base URL; every `detail_url` is built from it, never from the request's Host.",
+  },
+  apiPath: {
+    name: 'API_PATH', kind: 'path', default: '/api/v1/cms/',
+    doc: "Where the CMS's urls.py mounts its API router (Wagtail documents `/api/v2/`); cms-shield serves the API at the same path.",
+  },
+  pagesEndpoint: {
+    name: 'PAGES_ENDPOINT', kind: 'name', default: 'pages',
+    doc: 'The name the router registers `PagesAPIViewSet` under; answered from the synced page tree.',
+  },
+  apiEndpoints: {
+    name: 'API_ENDPOINTS', kind: 'names', default: 'none',
+    doc: "The router's other endpoints (`images,documents`, your own): answered read-through, with every protection read-through has.",
   },
   port: { name: 'PORT', kind: 'int', default: '8080', min: 0, max: 65_535, doc: 'TCP port to listen on (0 picks a free one).' },
   host: { name: 'HOST', kind: 'string', default: '0.0.0.0', doc: 'Address to listen on.' },

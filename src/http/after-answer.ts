@@ -7,7 +7,7 @@
 import { writesAt } from '../observability/logging.js'
 import { operationalRouteOf } from '../observability/request-labels.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
-import { apiRouteName, pathOf, routeApiPath } from './api-router.js'
+import { apiRouteName, createApiRouter, pathOf, type RouteApiPath } from './api-router.js'
 import type { ServeLabels } from './serve.js'
 
 export interface RequestLogger {
@@ -16,6 +16,8 @@ export interface RequestLogger {
   /** pino's: fires when `level` is set. Without it, the level is read once. */
   on?(event: 'level-change', listener: () => void): unknown
 }
+
+const DEFAULT_ROUTE = createApiRouter()
 
 export type AfterAnswer = (requestId: string | undefined, method: string, url: string, labels: ServeLabels, durationMs: number) => void
 
@@ -41,9 +43,9 @@ export function createAfterAnswer(logger: RequestLogger, events: Pick<ShieldEven
  * Labels for what the serving core did not answer (operational endpoints, parser and body
  * errors, shedding outside the API): no cache was involved.
  */
-export function unservedLabels(method: string, url: string, status: number): ServeLabels {
+export function unservedLabels(method: string, url: string, status: number, routeOf: RouteApiPath = DEFAULT_ROUTE): ServeLabels {
   const path = pathOf(url)
-  const target = method === 'PURGE' ? undefined : routeApiPath(path)
+  const target = method === 'PURGE' ? undefined : routeOf(path)
   const route = target === undefined ? operationalRouteOf(method, path) : apiRouteName(target)
   return { route, cache: 'none', status }
 }

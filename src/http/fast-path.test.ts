@@ -17,7 +17,7 @@ const HIT: HttpAnswer = {
 const labels = { route: 'detail', cache: 'snapshot', status: 200 } as const
 
 async function listen(prepared: boolean): Promise<Server> {
-  const fastPath = createFastPath({ serve: () => served, isClosing: () => false, afterAnswer: () => undefined })
+  const fastPath = createFastPath({ serve: () => served, isClosing: () => false, afterAnswer: () => undefined, pagesPath: '/api/v1/cms/pages/' })
   const handler = (req: IncomingMessage, res: Parameters<typeof fastPath>[1]) => {
     if (!fastPath(req, res)) res.writeHead(500).end()
   }

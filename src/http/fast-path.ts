@@ -6,7 +6,7 @@
  *
  * It decides nothing about the answer: `serve()` does, for both writers, and a test compares them
  * byte for byte. It only takes what it can write exactly as the Fastify writer would: GET and HEAD
- * under the API's prefix in their plain spelling (no percent-escapes in the path), while the
+ * under the pages endpoint's path in their plain spelling (no percent-escapes in the path), while the
  * instance is not closing (Fastify then answers new requests with its 503). Everything else goes
  * to Fastify untouched.
  * @module
@@ -14,12 +14,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AfterAnswer } from './after-answer.js'
 import type { HttpAnswer } from './answers.js'
-import { PAGES_PATH } from './api-router.js'
 import { prepareHeaders, PreparedServerResponse } from './prepared-headers.js'
 import type { Serve, Served } from './serve.js'
 
 export interface FastPathOptions {
   readonly serve: Serve<IncomingMessage>
+  /** The pages endpoint's path (`ApiMount.pagesPath`): only URLs under it are tried here. */
+  readonly pagesPath: string
   readonly isClosing: () => boolean
   readonly afterAnswer: AfterAnswer
 }
@@ -77,7 +78,7 @@ function escaped(url: string): boolean {
 }
 
 export function createFastPath(options: FastPathOptions): FastPath {
-  const { serve, afterAnswer } = options
+  const { serve, afterAnswer, pagesPath } = options
 
   function write(req: IncomingMessage, res: ServerResponse, served: Served, started: number): void {
     const { answer, requestId } = served
@@ -98,7 +99,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const method = req.method
     if (method !== 'GET' && method !== 'HEAD') return false
     const url = req.url!
-    if (!url.startsWith(PAGES_PATH) || escaped(url) || options.isClosing()) return false
+    if (!url.startsWith(pagesPath) || escaped(url) || options.isClosing()) return false
     const started = performance.now()
     const served = serve(req)
     if (served === undefined) return false

@@ -8,7 +8,7 @@ import type { IncomingMessage } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { unservedLabels, type AfterAnswer } from './after-answer.js'
 import { INTERNAL_ERROR_ANSWER, NOT_FOUND_ANSWER, proxyFailureAnswer, type HttpAnswer } from './answers.js'
-import { PAGES_PATH } from './api-router.js'
+import type { RouteApiPath } from './api-router.js'
 import type { Serve, Served } from './serve.js'
 
 declare module 'fastify' {
@@ -30,7 +30,7 @@ export function sendAnswer(reply: FastifyReply, answer: HttpAnswer): FastifyRepl
  * does), through these routes or, for methods Fastify has no route for (PROPFIND, SEARCH…), the
  * not-found handler; whatever `serve()` does not claim is Django's bare 404.
  */
-export function registerServeRoutes(app: FastifyInstance, serve: Serve<IncomingMessage>): void {
+export function registerServeRoutes(app: FastifyInstance, serve: Serve<IncomingMessage>, apiRoot: string): void {
   const write = (request: FastifyRequest, reply: FastifyReply, served: Served): FastifyReply => {
     request.served = served
     // A hit without an id (REQUEST_ID_ON_HITS=false): the answer hook's header goes, as on the fast path.
@@ -46,9 +46,9 @@ export function registerServeRoutes(app: FastifyInstance, serve: Serve<IncomingM
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, _body, done) => done(null, undefined))
   app.decorateRequest('served', undefined)
-  app.all(PAGES_PATH.slice(0, -1), handler)
-  app.all(PAGES_PATH, handler)
-  app.all(`${PAGES_PATH}*`, handler)
+  app.all(apiRoot.slice(0, -1), handler)
+  app.all(apiRoot, handler)
+  app.all(`${apiRoot}*`, handler)
   app.setNotFoundHandler(handler)
   // What fails before or outside the serving core (a body over the limit, a route's bug).
   app.setErrorHandler((error, request, reply) => {
@@ -65,6 +65,8 @@ export interface AnswerHooksOptions {
   readonly afterAnswer: AfterAnswer
   /** Whether the instance is closing: Fastify's own answers get `Connection: close` then too. */
   readonly isClosing: () => boolean
+  /** The API's routing, for the labels of what the serving core did not answer. */
+  readonly route: RouteApiPath
 }
 
 /**
@@ -82,7 +84,7 @@ export function registerAnswerHooks(app: FastifyInstance, options: AnswerHooksOp
     done(null, payload)
   })
   app.addHook('onResponse', (request, reply, done) => {
-    const labels = request.served?.labels ?? unservedLabels(request.method, request.url, reply.statusCode)
+    const labels = request.served?.labels ?? unservedLabels(request.method, request.url, reply.statusCode, options.route)
     // The id the answer carried: none on a hit without one (REQUEST_ID_ON_HITS=false), as on the fast path.
     const requestId = request.served ? request.served.requestId : request.id
     options.afterAnswer(requestId, request.method, request.url, labels, reply.elapsedTime)

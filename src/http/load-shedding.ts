@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { getHeapStatistics } from 'node:v8'
 import type { Config } from '../config/load-config.js'
 import { OVERLOADED_ANSWER } from './answers.js'
-import { pathOf, routeApiPath } from './api-router.js'
+import { pathOf, type RouteApiPath } from './api-router.js'
 
 type PressureHandler = NonNullable<FastifyUnderPressureOptions['pressureHandler']>
 
@@ -27,6 +27,7 @@ export function heapLimitBytes(config: Pick<Config, 'loadShedHeapUsedBytes'>): n
 export async function registerLoadShedding(
   app: FastifyInstance,
   config: Pick<Config, 'loadShedEventLoopDelayMs' | 'loadShedHeapUsedBytes'>,
+  route: RouteApiPath,
   onShed?: (reason: string) => void,
 ): Promise<void> {
   await app.register(underPressure, {
@@ -40,7 +41,7 @@ export async function registerLoadShedding(
     pressureHandler: ((request: FastifyRequest, reply: FastifyReply, type: string) => {
       const path = pathOf(request.raw.url ?? '/')
       // The pages API sheds in the serving core (`serve.ts`), alike on both of its writers.
-      if (NEVER_SHED.has(path) || routeApiPath(path) !== undefined) return undefined
+      if (NEVER_SHED.has(path) || route(path) !== undefined) return undefined
       onShed?.(type)
       reply.code(SHED.status).headers(SHED.headers)
       return SHED.body

@@ -13,8 +13,7 @@ import { KNOWN_LISTING_PARAMETERS, planListing } from '../query/plan-listing.js'
 import { FILTER_FIELDS } from '../query/plan-steps.js'
 import type { ListQuery } from '../tree/page-selection.js'
 import type { DetailPlan, FindPlan, ListPlan } from '../query/plan-types.js'
-import { djangoUrlencode, parseQueryParams, quotePlus, type QueryParams } from '../query/query-params.js'
-import { databaseSafeValue } from '../query/database-values.js'
+import { djangoUrlencode, parseQueryParams, type QueryParams } from '../query/query-params.js'
 import { fieldFilterRefusal, searchRefusal } from '../query/forward-guard.js'
 import { scopeDigest, scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection, selectPages } from '../tree/select-pages.js'
@@ -24,10 +23,11 @@ import { absentLesson } from '../query/absent-lessons.js'
 import { createKnownAbsentPerSnapshot } from '../query/known-absent.js'
 import { bytesOf } from '../tree/detail-body.js'
 import type { Snapshot } from '../tree/snapshot.js'
-import type { CacheOutcome } from '../observability/shield-events.js'
-import { PAGES_PATH } from './api-router.js'
+import { DEFAULT_MOUNT, type ApiMount } from '../config/api-mount.js'
+import { forwardedDetailPath, forwardedFindQuery, forwardedQuery } from '../query/forwarded-query.js'
 import { API_HEADERS, errorAnswer, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
 import { cacheStatus, cachingHeaders, type ClientCachePolicy } from './cache-headers.js'
+import { createReadThroughAnswers } from './read-through-answers.js'
 import { etagOf } from './validators.js'
 import { renderList } from './render-list.js'
 import type { CacheTagHeader } from '../config/schema.js'
@@ -43,6 +43,8 @@ export interface PagesRequest {
 
 export interface PagesServiceOptions {
   readonly snapshot: () => Snapshot | undefined
+  /** Where the pages endpoint is (find's Location, what read-through asks for); default the default mount. */
+  readonly mount?: ApiMount
   readonly readThrough: ReadThrough
   /** Public base of the proxy; find's Location is built from it (never from the Host header). */
   readonly baseUrl: string
@@ -69,9 +71,6 @@ export interface PagesService {
   /** DRF's 406 in the CMS's language, for the views' OPTIONS (which negotiate too). */
   notAcceptable(): WagtailError
 }
-
-/** Re-exported for the modules that named it here first. */
-export { PAGES_PATH }
 
 /** Parameters every page type has: a 500 on one of them is not blamed on its value. */
 const GENERIC_PARAMETERS: ReadonlySet<string> = new Set([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS, 'html_path'])
@@ -100,16 +99,15 @@ interface View<P extends ViewPlan> {
 /** Forwarded requests whose plans are kept per snapshot; past it the memory starts over. */
 const MAX_PLANNED_FORWARDS = 10_000
 
-/** Refusal answers kept per status (by Retry-After); past it the memory starts over. */
-const MAX_REFUSAL_ANSWERS = 64
-
 /** Type names and find paths remembered as absent per snapshot, each; past it the oldest go. */
 const MAX_KNOWN_ABSENT = 2_000
 
 /** A query the CMS answers, as `forwardOf` worked it out. */
 interface Forward {
-  /** Path and query relative to the CMS's pages API. */
+  /** Path and query relative to the CMS's API router (`pages/?search=…`): what read-through asks for. */
   readonly relative: string
+  /** The same relative to the pages endpoint (`?search=…`), as the log says it. */
+  readonly viewPath: string
   /** The pages its answer depends on. */
   readonly scope: Scope
   readonly params: QueryParams
@@ -126,18 +124,6 @@ interface Forward {
 /** Everything a view's plan depends on besides the snapshot. */
 function forwardKey(view: 'list' | 'detail' | 'find', pathId: string, request: PagesRequest): string {
   return `${view}\u0000${pathId}\u0000${request.rawQuery ?? '\u0001'}\u0000${request.accept ?? '\u0001'}`
-}
-
-/**
- * List and detail read only the last value of each key, and ignore `_` and `format` (negotiated
- * here). Integers the CMS's database cannot take go as ones it can (`database-values.ts`).
- */
-function forwardedQuery(params: QueryParams): string {
-  const pairs = params
-    .items()
-    .filter(([key]) => key !== '_' && key !== 'format')
-    .map(([key, value]) => `${quotePlus(key)}=${quotePlus(databaseSafeValue(key, value))}`)
-  return pairs.length === 0 ? '' : `?${pairs.join('&')}`
 }
 
 /**
@@ -165,11 +151,11 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   const renderedDigests = createSupersededKeys()
   const forwardedDigests = createSupersededKeys()
   const base = options.baseUrl.replace(/\/+$/, '')
+  const { pagesPath, pages: pagesEndpoint } = options.mount ?? DEFAULT_MOUNT
   const caching = cachingHeaders(options.clientCache)
   // Index answers are the same for every request: their header sets are built once per body.
   const indexAnswers = new WeakMap<Buffer, HttpAnswer>()
-  // The last answer built for each read-through body (`toAnswer`).
-  const readThroughAnswers = new WeakMap<Buffer, { snapshot: Snapshot; storedAt: number; cacheStatus: string; age: string; answer: HttpAnswer }>()
+  const answers = createReadThroughAnswers(options)
   const tagNames = options.cacheTags
   function tags(snapshot: Snapshot, scope: Scope): Record<string, string> | undefined {
     if (tagNames.length === 0) return undefined
@@ -205,49 +191,8 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     return answer
   }
 
-  function statusOf(outcome: ReadThroughOutcome, stored: CachedAnswer): string {
-    const past = (options.now() - stored.times.freshUntil) / 1000
-    switch (outcome) {
-      case 'hit': return cacheStatus.hit
-      case 'coalesced': return cacheStatus.collapsed
-      case 'stale': return cacheStatus.stale(past, 'revalidating')
-      case 'stale-error': return cacheStatus.stale(past, 'cms-error')
-      case 'stale-budget': return cacheStatus.stale(past, 'over-budget')
-      case 'miss': return cacheStatus.miss(stored.cacheable)
-    }
-  }
-
-  /**
-   * The answer for a read-through entry, as this request gets it. Readers of one entry within the
-   * same second (the waiters of one CMS request, or hits on a hot key) get one and the same answer
-   * object, so its headers and tags are built once, and the fast path's header list for it is too.
-   */
   function toAnswer(stored: CachedAnswer, outcome: ReadThroughOutcome, snapshot: Snapshot, scope: Scope): HttpAnswer {
-    const status = statusOf(outcome, stored)
-    const age = String(Math.max(0, Math.floor((options.now() - stored.storedAt) / 1000)))
-    const last = readThroughAnswers.get(stored.body)
-    if (last && last.snapshot === snapshot && last.storedAt === stored.storedAt && last.cacheStatus === status && last.age === age) return last.answer
-    const answer = buildReadThroughAnswer(stored, outcome, status, age, snapshot, scope)
-    readThroughAnswers.set(stored.body, { snapshot, storedAt: stored.storedAt, cacheStatus: status, age, answer })
-    return answer
-  }
-
-  function buildReadThroughAnswer(
-    stored: CachedAnswer, outcome: ReadThroughOutcome, status: string, age: string, snapshot: Snapshot, scope: Scope,
-  ): HttpAnswer {
-    // The outcomes are the metric's cache labels, named alike.
-    const cache: CacheOutcome = outcome
-    if (stored.status === 302 && stored.location !== undefined) {
-      const redirect = redirectAnswer(stored.location)
-      return { ...redirect, headers: { ...redirect.headers, ...withStatus(status), age }, cache }
-    }
-    const headers: Record<string, string> = { ...API_HEADERS, ...withStatus(status), age }
-    if (stored.status === 200) {
-      headers['etag'] = etagOf(stored.body)
-      Object.assign(headers, caching)
-      Object.assign(headers, tags(snapshot, scope))
-    }
-    return { status: stored.status, headers, body: stored.body, cache }
+    return answers.answerOf(stored, outcome, snapshot, () => tags(snapshot, scope))
   }
 
   /**
@@ -277,13 +222,14 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
    * on, and its cache key. The same URL under the same snapshot is always forwarded the same way,
    * so repeated reads (hits on a hot `search=`) skip parsing and planning.
    */
-  function forwardOf(snapshot: Snapshot, relative: string, scope: Scope, params: QueryParams, learn?: Forward['learn']): Forward {
+  function forwardOf(snapshot: Snapshot, viewPath: string, scope: Scope, params: QueryParams, learn?: Forward['learn']): Forward {
+    const relative = `${pagesEndpoint}/${viewPath}`
     // `order=random` is a new order every time (docs/wagtail-compatibility.md#ordering): never replay it.
     const store = params.get('order') !== 'random'
     // Keyed by the digest of the pages the answer depends on (the whole tree for search or
     // find): a change there means a new key on every instance, a change elsewhere keeps it.
     const digest = scopeDigest(snapshot, scope)
-    return { relative, scope, params, store, key: `${digest}:${relative}`, digest, learn }
+    return { relative, viewPath, scope, params, store, key: `${digest}:${relative}`, digest, learn }
   }
 
   /**
@@ -316,45 +262,15 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
         // would otherwise fill the memory with plans never used again, and the garbage collector
         // would copy each of them into the old generation (docs/performance.md, "Refusals").
         forwards.delete(memoKey)
-        return overBudgetAnswer(error as ProxyError, client)
+        return answers.refused(error as ProxyError, client)
       }
       // `code` at the top level, as on the sync's failure line, so one filter finds both.
-      options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: forward.relative }, 'read-through to the CMS failed')
-      if (isProxyError(error) && error.statusCode === 504) return proxyFailureAnswer(504, 'the CMS did not answer in time')
+      options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: forward.viewPath }, 'read-through to the CMS failed')
+      const failure = isProxyError(error) ? error : undefined
+      if (failure?.statusCode === 504) return answers.failed(failure)
       const blamed = cmsFailedOnInput(error, forward.params)
-      if (blamed) return errorAnswer(blamed)
-      return proxyFailureAnswer(502, 'the CMS could not answer this query')
+      return blamed ? errorAnswer(blamed) : answers.failed(failure)
     }
-  }
-
-  /**
-   * A miss the budget refused, with nothing stored to serve instead (README, "Protecting the
-   * CMS"): 429 when this client's own share is spent, 503 when the CMS budget is. A reader who
-   * joined another client's refused request was not refused for its own share: a 503 for it.
-   */
-  function overBudgetAnswer(error: ProxyError, client: string | undefined): HttpAnswer {
-    const details = error.details as { reason?: string; retryAfterMs?: number; client?: string } | undefined
-    const seconds = Math.max(1, Math.ceil((details?.retryAfterMs ?? 1000) / 1000))
-    return refusalAnswer(error.code === 'READ_THROUGH_CLIENT_SHARE' && details?.client === client ? 429 : 503, seconds)
-  }
-
-  /**
-   * Refusals by status and Retry-After, each built once: a flood gets thousands a second, all
-   * alike, and one answer object lets the writers reuse its header list too (docs/performance.md,
-   * "Refusals"). Retry-After values are few (the buckets' refill times), but bounded all the same.
-   */
-  const refusalAnswers = { 429: new Map<number, HttpAnswer>(), 503: new Map<number, HttpAnswer>() }
-  function refusalAnswer(status: 429 | 503, seconds: number): HttpAnswer {
-    const byRetry = refusalAnswers[status]
-    let answer = byRetry.get(seconds)
-    if (!answer) {
-      if (byRetry.size >= MAX_REFUSAL_ANSWERS) byRetry.clear()
-      answer = status === 429
-        ? proxyFailureAnswer(429, 'too many requests that only the CMS can answer; slow down', seconds)
-        : proxyFailureAnswer(503, 'the CMS is busy; try again later', seconds)
-      byRetry.set(seconds, answer)
-    }
-    return answer
   }
 
   /** Forwards planned under the current snapshot, by view and request (`forwardOf`). */
@@ -417,7 +333,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
       const treeFiltered = ['child_of', 'descendant_of', 'ancestor_of'].some((key) => params.get(key) !== undefined)
       const id = Number(BigInt(pathId))
       const scope: Scope = treeFiltered || !Number.isSafeInteger(id) ? treeScope : { kind: 'page', id }
-      return { relative: `${databaseSafeValue('id', String(BigInt(pathId)))}/${forwardedQuery(params)}`, scope }
+      return { relative: `${forwardedDetailPath(pathId)}${forwardedQuery(params)}`, scope }
     },
     index(plan, snapshot) {
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
@@ -430,21 +346,11 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     memo: 'find',
     learner: 'find',
     plan: (_pathId, params, snapshot, accept) => planFind(params, snapshot, accept, knownAbsentOf(snapshot)),
-    forward(_pathId, params) {
-      // `format=api` was negotiated here; sent on, the CMS would pick its HTML renderer and
-      // refuse cms-shield's JSON Accept header with a 406. Other values go on: Wagtail 7.1+
-      // repeats the query in its Location.
-      const query = djangoUrlencode(
-        params.lists()
-          .filter(([key]) => key !== 'format' || params.get('format') !== 'api')
-          .map(([key, values]) => [key, values.map((value) => databaseSafeValue(key, value))]),
-      )
-      return { relative: `find/${query === '' ? '' : `?${query}`}`, scope: treeScope }
-    },
+    forward: (_pathId, params) => ({ relative: `find/${forwardedFindQuery(params)}`, scope: treeScope }),
     index(plan, snapshot) {
       if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''
-      return redirectAnswer(`${base}${PAGES_PATH}${plan.id}/${query}`)
+      return redirectAnswer(`${base}${pagesPath}${plan.id}/${query}`)
     },
   }
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import type { Snapshot } from '../tree/snapshot.js'
 import { INTERNAL_ERROR_ANSWER, jsonAnswer, NOT_FOUND_ANSWER, OPTIONS_ANSWER, OVERLOADED_ANSWER, type HttpAnswer } from './answers.js'
-import { routeApiPath } from './api-router.js'
+import { createApiRouter } from './api-router.js'
+import { apiMount } from '../config/api-mount.js'
 import type { PagesRequest, PagesService } from './pages-service.js'
 import { createServe, type Served, type ServeRequest } from './serve.js'
 import { wagtailErrors } from '../query/wagtail-messages.js'
@@ -39,7 +40,9 @@ async function served(result: Served | Promise<Served> | undefined): Promise<Ser
   return await result!
 }
 
-describe('routeApiPath', () => {
+describe('createApiRouter', () => {
+  const routeApiPath = createApiRouter()
+
   it('routes the API as Django does, on the decoded path', () => {
     expect(routeApiPath('/api/v1/cms/pages/')).toEqual({ kind: 'list' })
     expect(routeApiPath('/api/v1/cms/pages/find/')).toEqual({ kind: 'find' })
@@ -51,6 +54,24 @@ describe('routeApiPath', () => {
       expect(routeApiPath(path)).toEqual({ kind: 'not-found' })
     }
     for (const path of ['/', '/api/v1/cms/pagesX/', '/api/v1/cms/', '/healthz']) expect(routeApiPath(path)).toBeUndefined()
+  })
+
+  it('routes every endpoint of a router mounted elsewhere, and nothing at the default path', () => {
+    const route = createApiRouter(apiMount('/api/v2/', 'pages', ['images', 'documents']))
+    expect(route('/api/v2/pages/')).toEqual({ kind: 'list' })
+    expect(route('/api/v2/pages/7/')).toEqual({ kind: 'detail', id: '7' })
+    expect(route('/api/v2/images/')).toEqual({ kind: 'list', endpoint: 'images' })
+    expect(route('/api/v2/images/007/')).toEqual({ kind: 'detail', id: '007', endpoint: 'images' })
+    expect(route('/api/v2/documents/find/')).toEqual({ kind: 'find', endpoint: 'documents' })
+    for (const path of ['/api/v2/images', '/api/v2/documents/3', '/api/v2/images/find']) expect(route(path)).toEqual({ kind: 'append-slash' })
+    expect(route('/api/v2/images/x/')).toEqual({ kind: 'not-found' })
+    for (const path of ['/api/v1/cms/pages/', '/api/v2/', '/api/v2/videos/', '/api/v2']) expect(route(path)).toBeUndefined()
+  })
+
+  it('routes a pages endpoint registered under another name', () => {
+    const route = createApiRouter(apiMount('/cms/api/', 'content'))
+    expect(route('/cms/api/content/find/')).toEqual({ kind: 'find' })
+    expect(route('/cms/api/pages/')).toBeUndefined()
   })
 })
 

@@ -26,7 +26,8 @@ import {
   OVERLOADED_ANSWER,
   type HttpAnswer,
 } from './answers.js'
-import { apiRouteName, pathOf, routeApiPath, type ApiTarget } from './api-router.js'
+import { apiRouteName, createApiRouter, pathOf, type ApiTarget, type RouteApiPath, type ViewTarget } from './api-router.js'
+import type { EndpointsService } from './endpoints-service.js'
 import { conditionalAnswer } from './conditional-answer.js'
 import type { PagesRequest, PagesService } from './pages-service.js'
 
@@ -61,6 +62,10 @@ export type Serve<R extends ServeRequest> = (request: R, requestId?: string) => 
 
 export interface ServeOptions<R extends ServeRequest> {
   readonly pages: PagesService
+  /** The router's other endpoints (API_ENDPOINTS); without it they are not routed to. */
+  readonly endpoints?: EndpointsService
+  /** The API's routing (`createApiRouter`); default the default mount's. */
+  readonly route?: RouteApiPath
   readonly snapshot: () => Snapshot | undefined
   readonly isUnderPressure: () => boolean
   readonly isClosing: () => boolean
@@ -128,7 +133,8 @@ function keptAcrossPatch(previous: Snapshot, next: Snapshot): ((remembered: Reme
 }
 
 export function createServe<R extends ServeRequest>(options: ServeOptions<R>): Serve<R> {
-  const { pages } = options
+  const { pages, endpoints } = options
+  const route = options.route ?? createApiRouter()
   const memo = createSnapshotMemo<Remembered>(options.maxEntries ?? 20_000, keptAcrossPatch)
 
   const idOnHits = options.requestIdOnHits ?? true
@@ -155,13 +161,17 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
   /** DRF's dispatch: GET and HEAD run the view, OPTIONS negotiates first, anything else is a 405. */
   function viewAnswer(method: string, target: ApiTarget, rawQuery: string | undefined, request: R): HttpAnswer | Promise<HttpAnswer> {
     const accept = firstOf(request.headers.accept)
+    const endpoint = 'endpoint' in target ? target.endpoint : undefined
+    if (endpoint !== undefined && !endpoints) return NOT_FOUND_ANSWER
     if (method === 'OPTIONS') {
       const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept, pages.notAcceptable())
-      return refused ? errorAnswer(refused) : OPTIONS_ANSWER
+      if (refused) return errorAnswer(refused)
+      return endpoint === undefined ? OPTIONS_ANSWER : endpoints!.options(endpoint)
     }
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowedAnswer(method)
     const clientOf = options.clientOf
     const input: PagesRequest = { rawQuery, accept, ...(clientOf ? { client: () => clientOf(request) } : {}) }
+    if (endpoint !== undefined) return endpoints!.answer(endpoint, target as ViewTarget, input)
     switch (target.kind) {
       case 'list': return pages.list(input)
       case 'find': return pages.find(input)
@@ -195,26 +205,26 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     }
 
     const path = pathOf(url)
-    const target = routeApiPath(path)
+    const target = route(path)
     if (target === undefined) return undefined
-    const route = apiRouteName(target)
+    const routeName = apiRouteName(target)
     if (shedding) {
       options.onShed?.()
-      return served(request, requestId, OVERLOADED_ANSWER, route)
+      return served(request, requestId, OVERLOADED_ANSWER, routeName)
     }
     let answer: HttpAnswer | Promise<HttpAnswer>
     try {
       answer = answerOf(method, url, path, target, request)
     } catch (error) {
-      return failed(error, request, requestId, route)
+      return failed(error, request, requestId, routeName)
     }
     if (answer instanceof Promise) {
       return answer.then(
-        (resolved) => served(request, requestId, resolved, route),
-        (error: unknown) => failed(error, request, requestId, route),
+        (resolved) => served(request, requestId, resolved, routeName),
+        (error: unknown) => failed(error, request, requestId, routeName),
       )
     }
-    if (key !== undefined) memo.set(key, { answer, route, labels: labelsOf(answer, route) })
-    return served(request, requestId, answer, route)
+    if (key !== undefined) memo.set(key, { answer, route: routeName, labels: labelsOf(answer, routeName) })
+    return served(request, requestId, answer, routeName)
   }
 }

@@ -1,8 +1,8 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { PAGES_PATH } from '../http/pages-service.js'
+import { apiMount } from '../config/api-mount.js'
 import { buildSnapshot, type SyncedPage } from './build-snapshot.js'
-import { API_PAGES_PATH, resolvePurgeTarget } from './html-url-index.js'
+import { resolvePurgeTarget } from './html-url-index.js'
 import { PageList } from './page-list.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
@@ -77,8 +77,15 @@ const LISTING = { kind: 'listing' }
 const UNKNOWN = { kind: 'unknown' }
 
 describe('resolvePurgeTarget: API paths (WAGTAILAPI_USE_FRONTENDCACHE)', () => {
-  it('keeps the same pages route as the API it mirrors', () => {
-    expect(API_PAGES_PATH).toBe(PAGES_PATH)
+  it('reads the pages route and the other endpoints from the mount', () => {
+    const mount = apiMount('/api/v2/', 'pages', ['images', 'documents'])
+    expect(resolvePurgeTarget(tree, 'api.example.com', '/api/v2/pages/4/', mount)).toEqual(page(4))
+    expect(resolvePurgeTarget(tree, 'api.example.com', '/api/v2/pages/', mount)).toEqual(LISTING)
+    expect(resolvePurgeTarget(tree, 'api.example.com', '/api/v2/images/7/', mount)).toEqual({ kind: 'endpoint', endpoint: 'images' })
+    expect(resolvePurgeTarget(tree, 'api.example.com', '/api/v2/documents/?tags=a', mount)).toEqual({ kind: 'endpoint', endpoint: 'documents' })
+    // The default mount's paths are nobody's under another.
+    expect(resolvePurgeTarget(tree, 'api.example.com', '/api/v1/cms/pages/4/', mount)).toEqual(UNKNOWN)
+    expect(resolvePurgeTarget(tree, 'api.example.com', '/api/v2/videos/1/', mount)).toEqual(UNKNOWN)
   })
 
   it('reads the page id from a detail URL on any host, whether or not the page is in the snapshot', () => {
@@ -230,7 +237,7 @@ describe('resolvePurgeTarget: properties', () => {
     fc.assert(
       fc.property(fc.option(fc.constant(tree), { nil: undefined }), anyHost, anyTarget, (snapshot, host, target) => {
         const result = resolvePurgeTarget(snapshot, host, target)
-        expect(['page', 'listing', 'unknown']).toContain(result.kind)
+        expect(['page', 'listing', 'endpoint', 'unknown']).toContain(result.kind)
         if (result.kind === 'page') expect(Number.isSafeInteger(result.id) && result.id > 0).toBe(true)
       }),
       { numRuns: 2000 },

@@ -2,8 +2,9 @@
  * Which page a PURGE is about. Wagtail's frontend_cache HTTPBackend sends `PURGE <path+query>`
  * with `Host:` set to the purged URL's host (docs/wagtail-compatibility.md#wire-format), either for a page's own URL (its
  * `html_url`, on publish and unpublish) or, with `WAGTAILAPI_USE_FRONTENDCACHE`, for the API's
- * detail URL `/api/v1/cms/pages/<id>/` (docs/wagtail-compatibility.md#what-wagtail-purges). This module turns such a request into a
- * {@link PurgeTarget}: a page id when we can tell, the listing when it names another API path, and
+ * detail URL `<API_PATH>pages/<id>/` (docs/wagtail-compatibility.md#what-wagtail-purges). This module turns such a request into a
+ * {@link PurgeTarget}: a page id when we can tell, the listing when it names another pages API
+ * path, one of the router's other endpoints when it names one of theirs, and
  * `unknown` otherwise (the caller still refreshes the listing: a purge always means *something*
  * changed, and moves or new pages only show in the listing).
  *
@@ -12,16 +13,15 @@
  * away with the snapshot. Pure: no Fastify, no I/O.
  * @module
  */
+import { DEFAULT_MOUNT, type ApiMount } from '../config/api-mount.js'
 import { getPath, parseJsonSpans } from '../json/json-spans.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 export type PurgeTarget =
   | { readonly kind: 'page'; readonly id: number }
   | { readonly kind: 'listing' }
+  | { readonly kind: 'endpoint'; readonly endpoint: string }
   | { readonly kind: 'unknown' }
-
-/** The pages API's route prefix: the same as `PAGES_PATH` in `http/pages-service.ts` (a test keeps them equal). */
-export const API_PAGES_PATH = '/api/v1/cms/pages/'
 
 const LISTING: PurgeTarget = Object.freeze({ kind: 'listing' })
 const UNKNOWN: PurgeTarget = Object.freeze({ kind: 'unknown' })
@@ -44,8 +44,9 @@ const indexes = new WeakMap<Snapshot, HtmlUrlIndex>()
  * @param host the request's `Host` header as sent (hostname, plus `:port` only when the purged URL
  *   had one, docs/wagtail-compatibility.md#wire-format).
  * @param pathAndQuery the request-target: origin-form (`/blog-one/?x=1`) or absolute-form.
+ * @param mount where the API's router is (API_PATH and its endpoints).
  */
-export function resolvePurgeTarget(snapshot: Snapshot | undefined, host: string | undefined, pathAndQuery: string): PurgeTarget {
+export function resolvePurgeTarget(snapshot: Snapshot | undefined, host: string | undefined, pathAndQuery: string, mount: ApiMount = DEFAULT_MOUNT): PurgeTarget {
   let rawPath: string
   let rawHost = host
   if (pathAndQuery.startsWith('/')) {
@@ -61,13 +62,18 @@ export function resolvePurgeTarget(snapshot: Snapshot | undefined, host: string 
   }
   const path = normalisePath(rawPath)
 
-  if (path.startsWith(API_PAGES_PATH)) {
-    const detail = /^([0-9]+)\/$/.exec(path.slice(API_PAGES_PATH.length))
+  const { pagesPath } = mount
+  if (path.startsWith(pagesPath)) {
+    const detail = /^([0-9]+)\/$/.exec(path.slice(pagesPath.length))
     if (detail === null) return LISTING // the listing itself, find/, or a path the API 404s
     const id = pageIdFromDigits(detail[1]!)
     return id === undefined ? UNKNOWN : { kind: 'page', id }
   }
-  if (path === API_PAGES_PATH.slice(0, -1)) return LISTING // the slash-less route (it redirects)
+  if (path === pagesPath.slice(0, -1)) return LISTING // the slash-less route (it redirects)
+  if (path.startsWith(mount.root)) {
+    const name = path.slice(mount.root.length).split('/')[0]!
+    if (mount.endpoints.includes(name)) return { kind: 'endpoint', endpoint: name }
+  }
 
   if (snapshot === undefined) return UNKNOWN
   const index = indexOf(snapshot)

@@ -1,38 +1,49 @@
 /**
- * Read-through's way to the CMS's pages API: only the routes Wagtail has, any status returned for
+ * Read-through's way to the CMS's API router: only the routes Wagtail has, any status returned for
  * the caller to judge. (The sync reads through the smaller `UpstreamGet` port and validates
  * shapes itself, in `src/sync/read-page-fields.ts`.)
  * @module
  */
 
+import { DEFAULT_MOUNT, type ApiMount } from '../config/api-mount.js'
 import type { GetOptions, HttpClient, UpstreamResponse } from './http-client.js'
 
-/** Where Wagtail's router is mounted, below the CMS base URL (and its path prefix, if any). */
-export const PAGES_API_PATH = '/api/v1/cms/pages/'
-
 /**
- * What read-through may ask for: the three routes Wagtail has (docs/wagtail-compatibility.md#routes-and-methods) and a query of visible
- * ASCII without `#`. Anything else (`../`, another API, raw spaces) is refused here, so a path
- * built from a client's request can never reach other parts of the CMS.
+ * What read-through may ask for, below the router's path: an endpoint's three routes
+ * (docs/wagtail-compatibility.md#routes-and-methods) and a query of visible ASCII without `#`.
+ * Anything else (`../`, an endpoint not configured, raw spaces) is refused here, so a path built
+ * from a client's request can never reach other parts of the CMS.
  */
-const RAW_PATH = /^(?:(?:\d+|find)\/)?(?:\?[\x21\x22\x24-\x7e]*)?$/
+const routes = new WeakMap<ApiMount, RegExp>()
 
-/** Path below the CMS base URL for a read-through `pathAndQuery` relative to the pages API. */
-export function rawPath(pathAndQuery: string): string {
-  if (!RAW_PATH.test(pathAndQuery)) throw new TypeError(`not a pages API path: ${JSON.stringify(pathAndQuery)}`)
-  return `${PAGES_API_PATH}${pathAndQuery}`
+function routesOf(mount: ApiMount): RegExp {
+  const known = routes.get(mount)
+  if (known) return known
+  const names = [mount.pages, ...mount.endpoints].map((name) => name.replace(/[-]/g, '\\-')).join('|')
+  const pattern = new RegExp(`^(?:${names})/(?:(?:\\d+|find)/)?(?:\\?[\\x21\\x22\\x24-\\x7e]*)?$`)
+  routes.set(mount, pattern)
+  return pattern
+}
+
+/** Path below the CMS base URL for a read-through `pathAndQuery` relative to the router (`pages/?…`). */
+export function rawPath(pathAndQuery: string, mount: ApiMount = DEFAULT_MOUNT): string {
+  if (!routesOf(mount).test(pathAndQuery)) throw new TypeError(`not an API route: ${JSON.stringify(pathAndQuery)}`)
+  return `${mount.root}${pathAndQuery}`
 }
 
 export interface WagtailClient {
-  /** Absolute URL of the CMS's pages API (`<UPSTREAM_URL>/api/v1/cms/pages/`). */
+  /** Absolute URL of the CMS's pages endpoint (`<UPSTREAM_URL><API_PATH>pages/`). */
   readonly apiUrl: string
-  /** Read-through: `pathAndQuery` relative to the pages API (`''`, `?…`, `<id>/?…`, `find/?…`); any status. */
+  /** The router's path below the CMS base URL (`/api/v2/`). */
+  readonly apiPath: string
+  /** Read-through: `pathAndQuery` relative to the router (`pages/`, `pages/?…`, `images/<id>/?…`, `documents/find/?…`); any status. */
   raw(pathAndQuery: string, options?: GetOptions): Promise<UpstreamResponse>
 }
 
-export function createWagtailClient({ http }: { http: HttpClient }): WagtailClient {
+export function createWagtailClient({ http, mount = DEFAULT_MOUNT }: { http: HttpClient; mount?: ApiMount }): WagtailClient {
   return {
-    apiUrl: `${http.baseUrl}${PAGES_API_PATH}`,
-    raw: (pathAndQuery, options) => http.get(rawPath(pathAndQuery), options),
+    apiUrl: `${http.baseUrl}${mount.pagesPath}`,
+    apiPath: mount.root,
+    raw: (pathAndQuery, options) => http.get(rawPath(pathAndQuery, mount), options),
   }
 }

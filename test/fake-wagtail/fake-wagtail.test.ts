@@ -111,7 +111,7 @@ describe('behaviour beyond the transcripts', () => {
     await send(fake.url, 'GET', '/api/v1/cms/pages/4/', { Cookie: 'sessionid=x', Authorization: 'Bearer t' })
     await send(fake.url, 'HEAD', '/api/v1/cms/pages/find/?id=4')
     await send(fake.url, 'GET', '/api/v1/cms/pages')
-    expect(fake.hits).toEqual({ total: 4, list: 1, detail: 1, find: 1, other: 1 })
+    expect(fake.hits).toEqual({ total: 4, list: 1, detail: 1, find: 1, endpoint: 0, other: 1 })
     expect(fake.requests.map((r) => [r.method, r.url, r.kind])).toEqual([
       ['GET', '/api/v1/cms/pages/', 'list'],
       ['GET', '/api/v1/cms/pages/4/', 'detail'],

@@ -11,7 +11,8 @@ import { writeAnswer, writeFault } from './faults.js'
 import { answerCall, splitTarget } from './pages-api.js'
 import type { ApiConfig } from './pages-api.js'
 import { PageStore } from './page-store.js'
-import { decodePath, routePath } from './routes.js'
+import { DEFAULT_API_PATH, decodePath, routePath } from './routes.js'
+import { MEDIA_ENDPOINTS } from './media-api.js'
 import type { SiteUrls } from './site-index.js'
 import type {
   Fault, FaultContext, FakeWagtail, FakeWagtailOptions, HitCounters, RecordedRequest,
@@ -26,9 +27,9 @@ function schemeAndNetloc(url: string): string {
   return `${(match[1] as string).toLowerCase()}://${match[2] as string}`
 }
 
-export function siteUrlsFor(options: Pick<FakeWagtailOptions, 'siteUrl' | 'apiBaseUrl'>): SiteUrls {
+export function siteUrlsFor(options: Pick<FakeWagtailOptions, 'siteUrl' | 'apiBaseUrl' | 'apiPath'>): SiteUrls {
   const siteUrl = (options.siteUrl ?? DEFAULT_SITE_URL).replace(/\/+$/, '')
-  return { siteUrl, detailBase: options.apiBaseUrl ? schemeAndNetloc(options.apiBaseUrl) : siteUrl }
+  return { siteUrl, detailBase: options.apiBaseUrl ? schemeAndNetloc(options.apiBaseUrl) : siteUrl, apiPath: options.apiPath ?? DEFAULT_API_PATH }
 }
 
 /** The host to put in `url`: a wildcard address accepts loopback connections, and a client cannot dial it. */
@@ -38,17 +39,19 @@ function urlHost(host: string | undefined): string {
 }
 
 function zeroHits(): HitCounters {
-  return { total: 0, list: 0, detail: 0, find: 0, other: 0 }
+  return { total: 0, list: 0, detail: 0, find: 0, endpoint: 0, other: 0 }
 }
 
 export async function startFakeWagtail(options: FakeWagtailOptions): Promise<FakeWagtail> {
   const urls = siteUrlsFor(options)
   const store = new PageStore(options.pages, urls)
-  const config: ApiConfig = {
+  let config: ApiConfig = {
     store,
     urls,
     version: options.version ?? '7.4',
     limitMax: options.limitMax === undefined ? 250 : options.limitMax,
+    layout: { apiPath: urls.apiPath, endpoints: options.media ? MEDIA_ENDPOINTS : [] },
+    ...(options.media ? { media: options.media } : {}),
     ...(options.language === undefined ? {} : { language: options.language }),
   }
   const record = options.recordRequests ?? true
@@ -79,7 +82,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     const method = req.method ?? 'GET'
     const url = req.url ?? '/'
     const { path, queryString } = splitTarget(url)
-    const route = routePath(decodePath(path))
+    const route = routePath(decodePath(path), config.layout)
     hits.total++
     hits[route.kind]++
     if (record) requests.push({ method, url, headers: { ...req.headers }, kind: route.kind })
@@ -152,6 +155,10 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     removePage: (pageId) => store.removePage(pageId),
     movePage: (pageId, newParentId) => store.movePage(pageId, newParentId),
     pages: () => store.pages(),
+    setMedia(media) {
+      if (!options.media) throw new Error('fake-wagtail: started without the images and documents endpoints')
+      config = { ...config, media }
+    },
     setFault(fn) {
       faultFn = fn
     },

@@ -11,6 +11,8 @@ export { drfJson, DJANGO_404_HTML, DJANGO_500_HTML, OPTIONS_METADATA } from './r
 export type {
   Fault,
   FaultContext,
+  FakeMedia,
+  FakeMediaItem,
   FakePage,
   FakeWagtail,
   FakeWagtailOptions,

@@ -17,10 +17,11 @@ import {
 } from './render.js'
 import { authenticate, negotiate, type LanguageCode } from './negotiation.js'
 import { decodePath, needsSlashRedirect, routePath } from './routes.js'
-import type { Route } from './routes.js'
+import type { Route, RouterLayout } from './routes.js'
+import { mediaAnswer, mediaOptions } from './media-api.js'
 import { serializePage } from './serialize.js'
 import type { PageNode, SiteIndex, SiteUrls } from './site-index.js'
-import type { WagtailVersion } from './types.js'
+import type { FakeMedia, WagtailVersion } from './types.js'
 
 export interface Answer {
   readonly status: number
@@ -43,6 +44,10 @@ export interface ApiConfig {
   readonly limitMax: number | null
   /** Django's `LANGUAGE_CODE`: the language of DRF's own messages. */
   readonly language?: LanguageCode
+  /** Where the router is and which other endpoints it has. */
+  readonly layout?: RouterLayout
+  /** The `images` and `documents` endpoints' items. */
+  readonly media?: FakeMedia
 }
 
 const ALLOW = 'GET, HEAD, OPTIONS'
@@ -61,11 +66,13 @@ export function splitTarget(url: string): { path: string; queryString: string } 
 export function answerCall(call: IncomingCall, config: ApiConfig): Answer {
   const { path: rawPath, queryString } = splitTarget(call.url)
   const path = decodePath(rawPath)
-  const route = routePath(path)
+  const route = routePath(path, config.layout)
   let answer: Answer
-  if (route.kind !== 'other') {
+  if (route.kind === 'endpoint') {
     answer = apiAnswer(call, route, new QueryDict(queryString), config)
-  } else if (needsSlashRedirect(path)) {
+  } else if (route.kind !== 'other') {
+    answer = apiAnswer(call, route, new QueryDict(queryString), config)
+  } else if (needsSlashRedirect(path, config.layout)) {
     const location = `${rawPath}/${queryString ? `?${queryString}` : ''}`
     answer = { status: 301, headers: [['Content-Type', HTML_CONTENT_TYPE], ['Location', location], ['Content-Length', '0']], body: Buffer.alloc(0) }
   } else {
@@ -118,10 +125,11 @@ function apiAnswer(call: IncomingCall, route: Route, query: QueryDict, config: A
   const vary = 'Accept, Cookie'
   try {
     authenticate(header(call, 'authorization'))
-    if (call.method === 'OPTIONS') return jsonAnswer(200, OPTIONS_METADATA, indent, vary)
+    if (call.method === 'OPTIONS') return jsonAnswer(200, route.endpoint ? mediaOptions(route.endpoint) : OPTIONS_METADATA, indent, vary)
     if (call.method !== 'GET' && call.method !== 'HEAD') {
       return jsonAnswer(405, { detail: `Method "${call.method}" not allowed.` }, indent, vary)
     }
+    if (route.kind === 'endpoint') return mediaAnswer(route, query, config, indent, vary)
     const index = config.store.current()
     const context: QueryContext = { index, models: config.store.models, version: config.version, urls: config.urls }
     if (route.kind === 'list') return jsonAnswer(200, listing(query, context, config.limitMax), indent, vary)

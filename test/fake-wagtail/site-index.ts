@@ -43,6 +43,8 @@ export interface SiteUrls {
   readonly siteUrl: string
   /** Base of `detail_url`s: scheme+netloc of WAGTAILAPI_BASE_URL, else the site root_url (docs/wagtail-compatibility.md#response-bodies). */
   readonly detailBase: string
+  /** Where the API router is mounted (`/api/v1/cms/`). */
+  readonly apiPath: string
 }
 
 /** Parses a Wagtail timestamp (`…Z`, optional fraction) to µs since epoch. */
@@ -140,7 +142,7 @@ class PageNodeImpl implements PageNode {
   }
 
   get detailUrl(): string {
-    this.detail ??= `${this.urls.detailBase}/api/v1/cms/pages/${this.id}/`
+    this.detail ??= `${this.urls.detailBase}${this.urls.apiPath}pages/${this.id}/`
     return this.detail
   }
 

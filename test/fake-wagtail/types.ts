@@ -71,15 +71,38 @@ export interface FakeWagtailOptions {
   host?: string
   /** Record every request in `requests` (default true; benchmarks may turn it off to save memory). */
   recordRequests?: boolean
+  /** Where urls.py mounts the API router; default the seed's `/api/v1/cms/` (Wagtail documents `/api/v2/`). */
+  apiPath?: string
+  /** The router's `images` and `documents` endpoints, over these items (`media-api.ts`); absent: not registered. */
+  media?: FakeMedia
 }
 
-export type RequestKind = 'list' | 'detail' | 'find' | 'other'
+/** One image or document as Wagtail's models hold it. */
+export interface FakeMediaItem {
+  id: number
+  title: string
+  /** The file's path below MEDIA_URL (`original_images/a.png`, `documents/b.pdf`). */
+  file: string
+  tags?: string[]
+  /** Images only. */
+  width?: number
+  height?: number
+}
+
+export interface FakeMedia {
+  images: FakeMediaItem[]
+  documents: FakeMediaItem[]
+}
+
+/** `endpoint`: one of the router's other endpoints (`images`, `documents`). */
+export type RequestKind = 'list' | 'detail' | 'find' | 'endpoint' | 'other'
 
 export interface HitCounters {
   total: number
   list: number
   detail: number
   find: number
+  endpoint: number
   other: number
 }
 
@@ -146,6 +169,8 @@ export interface FakeWagtail {
   movePage(id: number, newParentId: number): void
   /** Copies of the current pages, in stored (sibling) order. */
   pages(): FakePage[]
+  /** Replaces the images and documents (only when started with `media`). */
+  setMedia(media: FakeMedia): void
   /** Fault injection: called for every request before it is answered; return a fault to apply, or undefined. */
   setFault(fn: ((req: FaultContext) => Fault | undefined) | undefined): void
   /** Called for every request before the answer is computed (tests mutate the tree mid-sync here). */

@@ -77,6 +77,6 @@ export async function startShield(options: HarnessOptions = {}): Promise<Harness
 }
 
 /** What the CMS's body becomes once its detail_urls point at cms-shield. */
-export function asServedByShield(originBody: string): string {
-  return originBody.replaceAll('http://localhost/api/v1/cms/', `${BASE_URL}/api/v1/cms/`)
+export function asServedByShield(originBody: string, apiPath = '/api/v1/cms/'): string {
+  return originBody.replaceAll(`http://localhost${apiPath}`, `${BASE_URL}${apiPath}`)
 }

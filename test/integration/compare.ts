@@ -26,10 +26,11 @@ export async function expectSameAsCms(
   const cmsHits = harness.origin.hits.total - before
   const theirs = await fetch(harness.origin.url + url, { method, headers, redirect: 'manual' })
   const theirBody = method === 'HEAD' ? '' : await theirs.text()
+  const apiPath = harness.app.shield.config.apiPath
 
   expect(ours.statusCode, `${method} ${url}: status`).toBe(theirs.status)
   expect(ours.headers['content-type'], `${method} ${url}: content-type`).toBe(theirs.headers.get('content-type'))
-  expect(ours.body, `${method} ${url}: body`).toBe(asServedByShield(theirBody))
+  expect(ours.body, `${method} ${url}: body`).toBe(asServedByShield(theirBody, apiPath))
   const theirAllow = theirs.headers.get('allow')
   if (theirAllow !== null) {
     expect(ours.headers['allow'], `${method} ${url}: allow`).toBe(theirAllow)
@@ -37,7 +38,7 @@ export async function expectSameAsCms(
     expect(ours.headers['vary'], `${method} ${url}: vary`).toBe('Accept')
   }
   const theirLocation = theirs.headers.get('location')
-  expect(ours.headers['location'] ?? null, `${method} ${url}: location`).toBe(theirLocation === null ? null : asServedByShield(theirLocation))
+  expect(ours.headers['location'] ?? null, `${method} ${url}: location`).toBe(theirLocation === null ? null : asServedByShield(theirLocation, apiPath))
   if (theirs.headers.get('content-length') !== null && method !== 'HEAD') {
     expect(ours.headers['content-length'], `${method} ${url}: content-length`).toBe(String(Buffer.byteLength(ours.body)))
   }

@@ -19,6 +19,7 @@
  * @module
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { ApiMount } from '../../config/api-mount.js'
 import type { RequestRefresh } from '../../sync/refresh-request.js'
 import { resolvePurgeTarget, type PurgeTarget } from '../../tree/html-url-index.js'
 import type { Snapshot } from '../../tree/snapshot.js'
@@ -31,6 +32,10 @@ export interface PurgeRouteOptions {
   /** The snapshot to resolve page URLs against; `undefined` before the first sync. */
   readonly snapshot: () => Snapshot | undefined
   readonly requestRefresh: RequestRefresh
+  /** Where the API's router is, to tell its endpoints' URLs; default the default mount. */
+  readonly mount?: ApiMount
+  /** A PURGE of one of the router's other endpoints: its answers start a new generation. */
+  readonly purgeEndpoint?: (endpoint: string) => void
   readonly access: PurgeAccess
   readonly logger: PurgeLogger
   /**
@@ -59,7 +64,7 @@ function handlePurge(request: FastifyRequest, reply: FastifyReply, options: Purg
   const host = request.headers.host
   // The socket's own peer: X-Forwarded-For and friends are written by whoever sends the request.
   const remoteAddress = request.socket.remoteAddress
-  const target = resolvePurgeTarget(options.snapshot(), host, url)
+  const target = resolvePurgeTarget(options.snapshot(), host, url, options.mount)
 
   if (!options.access.check(remoteAddress, request.headers['x-purge-token'])) {
     options.logger.warn({ remoteAddress, host, url, target: target.kind }, 'purge refused: source not allowed and no valid X-Purge-Token')
@@ -70,11 +75,10 @@ function handlePurge(request: FastifyRequest, reply: FastifyReply, options: Purg
 
   options.onPurge?.('accepted', target.kind)
   try {
-    options.requestRefresh(
-      // A known page is refreshed in place when only its content changed, and with a listing
+    if (target.kind === 'endpoint') options.purgeEndpoint?.(target.endpoint)
+    // A known page is refreshed in place when only its content changed, and with a listing
       // pass otherwise (the sync decides, `refresh-in-place.ts`); any other URL gets the pass.
-      target.kind === 'page' ? { ids: [target.id], reason: 'purge' } : { listing: true, reason: 'purge' },
-    )
+    else options.requestRefresh(target.kind === 'page' ? { ids: [target.id], reason: 'purge' } : { listing: true, reason: 'purge' })
   } catch (error) {
     // Wagtail only logs a failed purge; a 500 at least puts it in the CMS's log too.
     options.logger.error({ err: error, host, url, target: target.kind }, 'purge accepted but the refresh could not be requested')
