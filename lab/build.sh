@@ -19,14 +19,17 @@ if [ "${LAB_SKIP_APT:-0}" != 1 ]; then
     flit gunicorn sqlite3 postgresql-client curl >/dev/null
 fi
 
-# 2. Django 5.2 + newer deps for Wagtail 7.x: Debian sid's arch-independent packages, downloaded
+# 2. Django 5.2 + newer deps for Wagtail 7.x: Debian sid/trixie's arch-independent packages, downloaded
 #    with a private apt configuration (the system's sources are not touched) and unpacked into the venv.
-SIDPKGS="python3-django python3-django-treebeard python3-django-modelcluster python3-django-taggit
-  python3-django-filters python3-willow python3-bs4 python3-soupsieve python3-openpyxl python3-et-xmlfile
-  python3-django-tasks python3-django-stubs-ext python3-typing-extensions python3-asgiref python3-sqlparse
-  python3-setuptools python3-packaging"
+# Versions pinned (sid moves on: if one disappears, take the current one and note it here).
+SIDPKGS="python3-django=3:5.2.18-2 python3-django-treebeard=4.7.1-1 python3-django-modelcluster=6.5-1
+  python3-django-taggit=6.1.0-2 python3-django-filters=25.1-4 python3-willow=1.12.0-1 python3-bs4=4.15.0-1
+  python3-soupsieve=2.8.4-1 python3-openpyxl=3.1.5+dfsg-4 python3-et-xmlfile=2.0.0-2 python3-django-tasks=0.12.0-2
+  python3-django-stubs-ext=6.1.2-1 python3-typing-extensions=4.16.0-5 python3-asgiref=3.12.1-1
+  python3-sqlparse=0.5.5-2 python3-setuptools=84.2.0-1 python3-packaging=26.2-3"
 cat > "$LAB_DIR/apt/sources.list" <<SRC
 deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian sid main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
 SRC
 APTO="-o Dir::Etc::SourceList=$LAB_DIR/apt/sources.list -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists=$LAB_DIR/apt/lists -o Dir::Cache=$LAB_DIR/apt/cache -o Dir::State::status=/dev/null"
 if [ ! -f "$LAB_DIR/debs/.done" ]; then
@@ -59,7 +62,7 @@ if [ ! -f "$V7/.done" ]; then
   pipi "$V7" "$(extract springload/draftjs_exporter v5.1.0)"
   pipi "$V7" "$(extract wagtail/django-permissionedforms v0.1)"
   pipi "$V7" "$(extract anyascii/anyascii 0.3.3)/impl/python"
-  pipi "$V7" "$(extract wagtail/wagtail v7.4.3)"
+  pipi "$V7" "$(extract wagtail/wagtail v7.3.4)"
   touch "$V7/.done"
 fi
 
