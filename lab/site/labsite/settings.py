@@ -6,6 +6,9 @@ LAB_API       v2 -> /api/v2/ with pages, images, documents; v1cms -> /api/v1/cms
 LAB_I18N      1 | 0  (WAGTAIL_I18N_ENABLED)                                           [1]
 LAB_PORT      port written into the Site records by the seed command                 [8000]
 LAB_LIMIT_MAX WAGTAILAPI_LIMIT_MAX if set (Wagtail's default is 20)
+LAB_LOCALE_MW 1 | 0  django.middleware.locale.LocaleMiddleware in MIDDLEWARE                [0]
+              (with it and i18n_patterns, every 404 under /api/ becomes a 302 to /en/api/...; see FACTS.md)
+LAB_PREFIX_DEFAULT_LANGUAGE 1 | 0  i18n_patterns(prefix_default_language=...)          [1]
 """
 import os, sys
 import django
@@ -63,13 +66,15 @@ if WAGTAIL_MAJOR >= 7:
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
+if os.environ.get("LAB_LOCALE_MW", "0") == "1":
+    MIDDLEWARE.insert(2, "django.middleware.locale.LocaleMiddleware")
+PREFIX_DEFAULT_LANGUAGE = os.environ.get("LAB_PREFIX_DEFAULT_LANGUAGE", "1") == "1"
 ROOT_URLCONF = "labsite.urls"
 WSGI_APPLICATION = "labsite.wsgi.application"
 TEMPLATES = [{

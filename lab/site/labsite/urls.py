@@ -24,6 +24,6 @@ urlpatterns = [
     path("media/<path:path>", serve, {"document_root": settings.MEDIA_ROOT}),
 ]
 if settings.I18N:
-    urlpatterns += i18n_patterns(path("", include(wagtail_urls)))
+    urlpatterns += i18n_patterns(path("", include(wagtail_urls)), prefix_default_language=settings.PREFIX_DEFAULT_LANGUAGE)
 else:
     urlpatterns += [path("", include(wagtail_urls))]
