@@ -2,6 +2,7 @@
 # run.sh NAME w7|w41 sqlite|postgres PORT [extra env: LAB_API=v1cms LAB_I18N=0 LAB_LIMIT_MAX=..]
 #   (re)creates the instance's database from empty, migrates, seeds, and starts gunicorn on 127.0.0.1:PORT
 #   in the background (nohup). State (sqlite db, media, generated migrations, log, pid) in $LAB_DIR/state/NAME.
+#   LAB_PG_ICU_LOCALE=en-US (postgres only): database collation from ICU instead of the cluster default (C.UTF-8 here)
 # run.sh stop NAME
 set -euo pipefail
 LAB_DIR=${LAB_DIR:-/work/lab-build}
@@ -15,7 +16,10 @@ STATE="$LAB_DIR/state/$NAME"; VENV="$LAB_DIR/venv-$VER"
 rm -rf "$STATE"; mkdir -p "$STATE"
 export LAB_STATE="$STATE" LAB_DB="$DB" LAB_PORT="$PORT" LAB_PG_NAME="cms_lab_$NAME" DJANGO_SETTINGS_MODULE=labsite.settings
 if [ "$DB" = postgres ]; then
-  psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS cms_lab_$NAME" -c "CREATE DATABASE cms_lab_$NAME" postgres
+  # LAB_PG_ICU_LOCALE=en-US creates the database with an ICU collation instead of the cluster default
+  CREATE="CREATE DATABASE cms_lab_$NAME"
+  [ -n "${LAB_PG_ICU_LOCALE:-}" ] && CREATE="$CREATE TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '$LAB_PG_ICU_LOCALE' LOCALE 'C.UTF-8'"
+  psql -h 127.0.0.1 -U postgres -qc "DROP DATABASE IF EXISTS cms_lab_$NAME" -c "$CREATE" postgres
 fi
 cd "$HERE/site"
 "$VENV/bin/python" manage.py makemigrations home -v0
