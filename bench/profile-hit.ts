@@ -7,7 +7,7 @@
  *   npm run build && npx tsx bench/profile-hit.ts [/api/v1/cms/pages/…] [extra header]
  *
  * `'If-None-Match: auto'` as the header sends the path's own ETag, which profiles its 304.
- * See docs/performance.md, "Reading a profile of a hit".
+ * See docs/performance.md, "Where a hit's CPU goes".
  * @module
  */
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'

@@ -1,18 +1,19 @@
 /**
  * Renders configuration docs from `src/config/schema.ts`.
  *
- *   tsx scripts/config-table.ts                    print the README table
- *   tsx scripts/config-table.ts --write            replace it in README.md between the markers
+ *   tsx scripts/config-table.ts                    print the full configuration table
+ *   tsx scripts/config-table.ts --write            replace it in docs/configuration.md between the markers
  *   tsx scripts/config-table.ts --example          print config/example.env
  *   tsx scripts/config-table.ts --example --write  rewrite config/example.env
  *
- * Without README.md or its markers, `--write` prints the table and says where the markers go.
+ * Without docs/configuration.md or its markers, `--write` prints the table and says where the markers go.
+ * (The README keeps a short hand-written table of the settings that matter and links there.)
  * @module
  */
 
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { renderConfigTable, renderExampleEnv, replaceTable, TABLE_END, TABLE_START } from '../src/config/config-docs.js'
+import { CONFIG_DOC, renderConfigTable, renderExampleEnv, replaceTable, TABLE_END, TABLE_START } from '../src/config/config-docs.js'
 
 export { renderConfigTable, renderExampleEnv } from '../src/config/config-docs.js'
 
@@ -32,14 +33,14 @@ function main(args: readonly string[]): void {
     process.stdout.write(table)
     return
   }
-  const readmePath = `${ROOT}README.md`
-  const updated = existsSync(readmePath) ? replaceTable(readFileSync(readmePath, 'utf8'), table) : undefined
+  const docPath = `${ROOT}${CONFIG_DOC}`
+  const updated = existsSync(docPath) ? replaceTable(readFileSync(docPath, 'utf8'), table) : undefined
   if (updated === undefined) {
-    process.stderr.write(`README.md or its markers (${TABLE_START} … ${TABLE_END}) not found; the table:\n\n`)
+    process.stderr.write(`${CONFIG_DOC} or its markers (${TABLE_START} … ${TABLE_END}) not found; the table:\n\n`)
     process.stdout.write(table)
     return
   }
-  writeFileSync(readmePath, updated)
+  writeFileSync(docPath, updated)
 }
 
 // Run only as a script, so a test can import the renderers without side effects.

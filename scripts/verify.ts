@@ -2,8 +2,9 @@
  * `npm run verify -- --cms <URL> --shield <URL>`: before putting cms-shield in front of a CMS,
  * send both the same seeded corpus of pages API requests — built from that CMS's own tree, page
  * types and fields — at a bounded rate, and report every answer that differs. Exit code 0 when
- * all are identical (or differ only where README says cms-shield differs on purpose), 1 when not,
- * 2 for a usage error or when discovery fails. See README, "Verifying cms-shield against your CMS".
+ * all are identical (or differ only where docs/wagtail-compatibility.md says cms-shield differs on
+ * purpose), 1 when not, 2 for a usage error or when discovery fails. See docs/operations.md,
+ * "Verifying cms-shield against your CMS".
  * @module
  */
 import { writeFileSync } from 'node:fs'

@@ -56,7 +56,7 @@ export interface Shield {
   readonly config: Config
   readonly sync: SyncService
   readonly readThrough: ReadThrough
-  /** What client-caused CMS requests must fit in (README, "Protecting the CMS"). */
+  /** What client-caused CMS requests must fit in (docs/operations.md, "The CMS budget"). */
   readonly budget: ReadThroughBudget
   readonly pages: PagesService
   /** Redis, when configured. */

@@ -33,7 +33,7 @@ export function rebaseDetailUrls(value: JsonValue, bases: Bases, inMeta = false)
   }
 }
 
-/** cms-shield never reads sessions, so it never varies on Cookie (README, on purpose). */
+/** cms-shield never reads sessions, so it never varies on Cookie (docs/wagtail-compatibility.md#deliberate-differences). */
 function varyTokens(value: string | undefined): string {
   if (value === undefined) return '(none)'
   return value
@@ -118,7 +118,7 @@ function compareRandomOrder(cms: JsonValue, shield: JsonValue): Verdict | undefi
   return undefined
 }
 
-/** Differences README lists as deliberate: counted apart, never as failures. */
+/** Differences docs/wagtail-compatibility.md lists as deliberate: counted apart, never as failures. */
 function documented(request: VerifyRequest, cms: Answer, shield: Answer): Verdict | undefined {
   const shieldMessage = (() => {
     const body = parseJson(shield)

@@ -1,7 +1,7 @@
 /**
  * What the operator reads at the end, and what `--out` writes. Pure: a run in, text or JSON out.
  * The last line is always `verify: X/Y identical`, X counting answers that match or differ only
- * where README says cms-shield differs on purpose.
+ * where docs/wagtail-compatibility.md says cms-shield differs on purpose.
  * @module
  */
 import type { VerifyRun } from './run-verify.js'

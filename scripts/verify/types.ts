@@ -32,7 +32,7 @@ export type Exchange = { readonly ok: true; readonly answer: Answer } | { readon
 export type Outcome =
   /** The same after the documented rewrites (detail_url base, Vary without Cookie). */
   | 'identical'
-  /** Different in a way README's "Where cms-shield differs from Wagtail, on purpose" lists. */
+  /** Different in a way docs/wagtail-compatibility.md#deliberate-differences lists. */
   | 'documented'
   | 'differ'
   /** The shield's read-through budget refused (429/503 with Retry-After): nothing to compare. */

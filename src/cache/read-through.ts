@@ -42,7 +42,7 @@ export interface ReadThroughOptions {
   readonly random: () => number
   readonly logger: { warn(details: object, message: string): void; debug(details: object, message: string): void }
   /**
-   * What each CMS request this cache sends must fit in (README, "Protecting the CMS"); without
+   * What each CMS request this cache sends must fit in (docs/operations.md, "The CMS budget"); without
    * it every miss goes to the CMS. Readers who join a request in flight cost nothing.
    */
   readonly budget?: ReadThroughBudget
@@ -265,7 +265,7 @@ export function createReadThrough(options: ReadThroughOptions): ReadThrough {
         return { answer, outcome: joining ? 'coalesced' : 'miss' }
       } catch (error) {
         // Over budget, any stored answer beats a refusal: the client asked for this query's answer,
-        // and an old one is what a CDN would serve too (README, "Protecting the CMS").
+        // and an old one is what a CDN would serve too (docs/operations.md, "The CMS budget").
         if (cached && isOverBudget(error)) return { answer: cached, outcome: 'stale-budget' }
         // RFC 5861 §4: within stale-if-error, the last good answer beats a failure. The reader
         // sees no error, so this line is where the operator learns why the answer is old

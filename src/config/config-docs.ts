@@ -1,5 +1,5 @@
 /**
- * Documentation rendered from the schema: the README's configuration table and
+ * Documentation rendered from the schema: the full configuration table of docs/configuration.md and
  * `config/example.env`. Pure, so tests can compare both files with what the schema says today.
  * @module
  */
@@ -7,13 +7,16 @@
 import { describeLimits } from './parse-value.js'
 import { variables } from './schema.js'
 
-/** Marks the generated region of README.md that `scripts/config-table.ts --write` replaces. */
+/** The file, relative to the repository root, whose marked region holds the full configuration table. */
+export const CONFIG_DOC = 'docs/configuration.md'
+
+/** Marks the generated region of CONFIG_DOC that `scripts/config-table.ts --write` replaces. */
 export const TABLE_START = '<!-- config-table:start -->'
 export const TABLE_END = '<!-- config-table:end -->'
 
 const cell = (text: string): string => text.replaceAll('|', '\\|').replaceAll('\n', ' ')
 
-/** The README's markdown table: Variable, Default, Meaning (limits appended to the meaning). */
+/** The full markdown table: Variable, Default, Meaning (limits appended to the meaning). */
 export function renderConfigTable(): string {
   const rows = variables().map(([, variable]) => {
     const fallback = variable.required === true ? '**required**' : variable.optional === true ? 'unset' : `\`${variable.default}\``
@@ -49,12 +52,12 @@ export function renderExampleEnv(): string {
 }
 
 /**
- * Replaces the text between the markers in `readme` with `table`, or returns `undefined` when
+ * Replaces the text between the markers in `doc` with `table`, or returns `undefined` when
  * the markers are missing (or out of order) so the caller can say so instead of guessing a place.
  */
-export function replaceTable(readme: string, table: string): string | undefined {
-  const start = readme.indexOf(TABLE_START)
-  const end = readme.indexOf(TABLE_END)
+export function replaceTable(doc: string, table: string): string | undefined {
+  const start = doc.indexOf(TABLE_START)
+  const end = doc.indexOf(TABLE_END)
   if (start === -1 || end === -1 || end < start) return undefined
-  return `${readme.slice(0, start + TABLE_START.length)}\n${table}${readme.slice(end)}`
+  return `${doc.slice(0, start + TABLE_START.length)}\n${table}${doc.slice(end)}`
 }

@@ -1,6 +1,6 @@
 /**
  * The one table of every environment variable cms-shield reads: name, kind, default, limits and
- * a doc line. `load-config.ts` parses from it, `scripts/config-table.ts` renders the README table
+ * a doc line. `load-config.ts` parses from it, `scripts/config-table.ts` renders the table of docs/configuration.md
  * and `config/example.env` from it, so the three can never disagree.
  *
  * Defaults are written as an operator would write them (`60s`, `64mb`) and go through the same
@@ -103,7 +103,7 @@ type Presence =
 type Common = Presence & {
   /** The environment variable's name. */
   readonly name: string
-  /** One line for the README and example.env: what it is for, not how it is parsed. */
+  /** One line for docs/configuration.md and example.env: what it is for, not how it is parsed. */
   readonly doc: string
   /** Never logged, never echoed in error messages. */
   readonly secret?: true

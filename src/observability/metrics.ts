@@ -72,7 +72,7 @@ export interface MetricsSources {
   readonly role?: () => Role
   /** Milliseconds since the epoch (the app's injected clock). */
   readonly now: () => number
-  /** The read-through budget's state now (README, "Protecting the CMS"). */
+  /** The read-through budget's state now (docs/operations.md, "The CMS budget"). */
   readonly budget?: () => BudgetState
   /** The CDN purge targets configured, whose purge series start at 0 (docs/cdn-purging.md). */
   readonly cdnTargets?: ReadonlyArray<(typeof CDN_TARGETS)[number]>

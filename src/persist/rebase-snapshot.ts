@@ -6,7 +6,7 @@
  * two public names) share one Redis and one syncing instance, so the CMS is still synced once;
  * each rewrites the shared snapshot on load. Each page keeps the digest of the bytes the syncing
  * instance stored, so the rebuilt snapshot's fingerprint is the stored one: instances agree on
- * which snapshot they serve whatever their BASE_URL (README, "Redis and persistence").
+ * which snapshot they serve whatever their BASE_URL (docs/architecture.md, "Sync, bytes and index in brief").
  *
  * Listing items are rewritten at once: the tree is indexed from them. A detail body is rewritten
  * when it is first read, like a stored detail is decompressed (`details-part.ts`): at 100,000

@@ -1,6 +1,6 @@
 /**
- * The public never sets the CMS's load: client-caused misses spend a budget (README, "Protecting
- * the CMS"), one client spends only its own share, what is over budget gets a stored answer or a
+ * The public never sets the CMS's load: client-caused misses spend a budget (docs/operations.md,
+ * "The CMS budget"), one client spends only its own share, what is over budget gets a stored answer or a
  * clear 429/503, and the sync and PURGEs never wait behind read-through requests.
  */
 import { afterEach, describe, expect, it } from 'vitest'

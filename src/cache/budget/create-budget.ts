@@ -1,5 +1,5 @@
 /**
- * Puts the read-through budget together from its parts (README, "Protecting the CMS"): a share per
+ * Puts the read-through budget together from its parts (docs/operations.md, "The CMS budget"): a share per
  * client, the concurrency gate, and the CMS's token bucket (the cluster's with Redis), plus the
  * rate-limited warning an operator reads when a client goes over its share.
  * @module
@@ -94,7 +94,7 @@ export function createBudget(options: CreateBudgetOptions): ReadThroughBudget {
     }),
     cms,
     busyRetryAfterMs: 1000,
-    // The same bounded wait a miss may spend queueing for a place (README, "Protecting the CMS").
+    // The same bounded wait a miss may spend queueing for a place (docs/operations.md, "The CMS budget").
     clientRefusalDelayMs: settings.queueTimeoutMs,
     timers: options.timers,
     random: options.random,

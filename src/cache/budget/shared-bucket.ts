@@ -3,8 +3,8 @@
  * and updated atomically by a Lua script (the arithmetic of `token-bucket.ts`), so N instances
  * spend one budget between them instead of N. Without Redis, or while Redis cannot be reached,
  * each instance spends a bucket of its own with the same limits: a Redis outage may multiply the
- * budget by the number of instances for its duration, but never fails a read (README, "Protecting
- * the CMS").
+ * budget by the number of instances for its duration, but never fails a read (docs/operations.md,
+ * "The CMS budget").
  *
  * Time is the caller's clock, sent with each call (instances' clocks are assumed NTP-close); the
  * script never lets a clock that lags behind the last caller's mint tokens.

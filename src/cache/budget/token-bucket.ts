@@ -1,8 +1,8 @@
 /**
  * Token-bucket arithmetic (RFC 2697's single-rate bucket, without colours): a bucket holds at most
  * `burst` tokens, gains `ratePerSecond` tokens a second, and each CMS request takes one. Over any
- * window of T seconds at most `ratePerSecond × T + burst` requests pass, which is the bound the
- * README's "Protecting the CMS" promises.
+ * window of T seconds at most `ratePerSecond × T + burst` requests pass, which is the bound
+ * docs/operations.md, "The CMS budget", promises.
  *
  * Pure: the clock is an argument, so tests step through time without sleeping. The Redis script in
  * `shared-bucket.ts` runs the same arithmetic atomically for the whole cluster.
