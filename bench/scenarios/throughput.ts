@@ -216,6 +216,8 @@ async function startPublicShield(ctx: BenchContext, detailId: number): Promise<S
   return { ...started, name: PUBLIC_APIS_SHIELD }
 }
 
+const fmtSigned = (value: number): string => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(1)}`
+
 /** The hit path on public APIs only, against the same baselines and the private path, in the same rounds. */
 function publicApisRow(ctx: BenchContext, result: ThroughputResult): void {
   const { rows } = ctx.recorder
@@ -224,7 +226,7 @@ function publicApisRow(ctx: BenchContext, result: ThroughputResult): void {
   if (!summary || !privatePath) return
   const ratio = (baseline: TargetSummary | undefined) => (baseline ? ratioOf(summary, baseline) : undefined)
   const cost = summary.serverCpuUsPerRequest !== null && privatePath.serverCpuUsPerRequest !== null
-    ? `; ${(summary.serverCpuUsPerRequest - privatePath.serverCpuUsPerRequest).toFixed(1)} µs CPU more per request` : ''
+    ? `; ${fmtSigned(summary.serverCpuUsPerRequest - privatePath.serverCpuUsPerRequest)} µs of server CPU per request (${summary.serverCpuUsPerRequest.toFixed(1)} against ${privatePath.serverCpuUsPerRequest.toFixed(1)})` : ''
   rows.push({
     scenario: `${result.title}, PRIVATE_APIS=false (public paths) — same rounds and baselines`,
     shield: `${fmtThroughput(summary)} = ${fmtRatioSpread(ratioOf(summary, privatePath))} of the private paths (${fmtInt(privatePath.rps)} req/s)${cost}`,
