@@ -21,14 +21,14 @@ import { DATABASE_INT_MAX, notAcceptableIn } from './wagtail-messages.js'
 const KNOWN = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS])
 
 /**
- * OrderingFilter values every Wagtail version accepts with any page type: `id` or `title` (fields
- * every page has) either way round, or `random`, which fails only next to an `offset` key. On a
+ * OrderingFilter values every Wagtail version accepts with any page type: `id`, `title` or
+ * `first_published_at` (fields every page has) either way round, or `random`, which fails only next to an `offset` key. On a
  * detail the order changes nothing: the page is looked up in the ordered queryset.
  */
 function orderAlwaysAccepted(params: QueryParams): boolean {
   const order = params.get('order')
   if (order === 'random') return !params.has('offset')
-  return order === 'id' || order === '-id' || order === 'title' || order === '-title'
+  return ['id', '-id', 'title', '-title', 'first_published_at', '-first_published_at'].includes(order ?? '')
 }
 
 /**

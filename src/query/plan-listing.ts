@@ -8,7 +8,9 @@ import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { baseQueryset, FILTER_FIELDS, fieldFilters, forwardIfPresent, localeFilter, pagination, treeFilters } from './plan-steps.js'
+import { baseQueryset, FILTER_FIELDS, fieldFilters, forwardIfPresent, localeFilter, orderStep, pagination, treeFilters } from './plan-steps.js'
+import { orderIsTotal, selectPages } from '../tree/select-pages.js'
+import type { ListQuery } from '../tree/page-selection.js'
 import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
 
 /** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (docs/wagtail-compatibility.md#listing-parameters; identical 4.1 → 7.x). */
@@ -56,10 +58,12 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
   if ('error' in tree) return { kind: 'error', error: tree.error }
   if ('forward' in tree) return forward(tree.forward)
 
-  // OrderingFilter and TranslationOfFilter need the CMS; LocaleFilter a language the snapshot
-  // knows; SearchFilter the CMS.
-  const ordered = forwardIfPresent(params, ['order', 'translation_of'])
+  // OrderingFilter an order the snapshot holds; TranslationOfFilter the CMS; LocaleFilter a
+  // language the snapshot knows; SearchFilter the CMS.
+  const ordered = orderStep(params)
   if ('forward' in ordered) return forward(ordered.forward)
+  const translations = forwardIfPresent(params, ['translation_of'])
+  if ('forward' in translations) return forward(translations.forward)
   const locale = localeFilter(params, snapshot)
   if ('forward' in locale) return forward(locale.forward)
   const searched = forwardIfPresent(params, ['search'])
@@ -73,15 +77,18 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
   if (params.has('fields') && params.get('fields') !== '') return forward('fields is answered by the CMS')
   if (fields.value.needsCms) return forward('filter answered by the CMS')
 
-  return {
-    kind: 'index',
-    query: {
-      types: typed.value.types,
-      specific: typed.value.singleModel,
-      filters: fields.value.filters,
-      ...tree.value,
-      ...locale.value,
-      ...page.value,
-    },
+  const query: ListQuery = {
+    types: typed.value.types,
+    specific: typed.value.singleModel,
+    filters: fields.value.filters,
+    ...tree.value,
+    ...locale.value,
+    ...ordered.value,
+    ...page.value,
   }
+  // Equal keys (or none) are put in order by the database: only the CMS knows its choice.
+  if (query.order !== undefined && !orderIsTotal(selectPages(snapshot, { ...query, order: undefined }), query.order)) {
+    return forward('the database orders equal values')
+  }
+  return { kind: 'index', query }
 }

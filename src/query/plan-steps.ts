@@ -5,13 +5,13 @@
  * @module
  */
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
-import { localesOf } from '../tree/page-locales.js'
+import { localesOf } from '../tree/page-meta.js'
 import { NOTHING_KNOWN_ABSENT, typeKey, type KnownAbsent } from './known-absent.js'
 import { djangoDateTime } from './django-datetime.js'
 import { pythonInt } from './python-int.js'
 import { pythonRepr } from './python-repr.js'
 import type { QueryParams } from './query-params.js'
-import type { PageFilters } from '../tree/page-selection.js'
+import type { PageFilters, PageOrder } from '../tree/page-selection.js'
 import { booleanReason, foreignKeyReason, wagtailErrors, type WagtailError } from './wagtail-messages.js'
 
 /** A step either fails (error), needs the CMS (forward), or passes with a value. */
@@ -129,6 +129,20 @@ export function localeFilter(params: QueryParams, snapshot: Snapshot): Exclude<S
   const locale = params.get('locale')
   if (locale === undefined) return { value: {} }
   return localesOf(snapshot).has(locale) ? { value: { locale } } : { forward: answeredByTheCms('locale') }
+}
+
+/**
+ * OrderingFilter (docs/wagtail-compatibility.md#ordering): one field the snapshot holds for every
+ * page, `id` or `first_published_at`, either way round. Anything else (other fields, several,
+ * `random`, an empty or unknown one) is the CMS's, whose answers and errors differ by version.
+ */
+export function orderStep(params: QueryParams): Exclude<Step<{ order?: PageOrder }>, { error: WagtailError }> {
+  const order = params.get('order')
+  if (order === undefined) return { value: {} }
+  const descending = order.startsWith('-')
+  const field = descending ? order.slice(1) : order
+  if (field !== 'id' && field !== 'first_published_at') return { forward: answeredByTheCms('order') }
+  return { value: { order: { field, descending } } }
 }
 
 export function forwardIfPresent(params: QueryParams, keys: readonly string[]): Step<void> {

@@ -28,7 +28,18 @@ export interface PageSelection {
   readonly locale?: string
 }
 
+/**
+ * OrderingFilter's one field the snapshot can order by without the database: `id`, or the first
+ * publication when every selected page has one and no two share it (docs/wagtail-compatibility.md#ordering).
+ */
+export interface PageOrder {
+  readonly field: 'id' | 'first_published_at'
+  readonly descending: boolean
+}
+
 export interface ListQuery extends PageSelection {
+  /** Unset: tree order, the CMS's default. */
+  readonly order?: PageOrder
   /** Exactly one concrete model was asked for: Wagtail serialises the specific pages. */
   readonly specific: boolean
   readonly offset: number

@@ -2,8 +2,8 @@
  * Answers a page selection from the snapshot, in tree order (the CMS's default order, docs/wagtail-compatibility.md#pagination-and-default-order).
  * @module
  */
-import type { PageFilters, PageSelection } from './page-selection.js'
-import { localeOf } from './page-locales.js'
+import type { PageFilters, PageOrder, PageSelection } from './page-selection.js'
+import { localeOf, publishedMicrosOf } from './page-meta.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 function matchesFilters(page: PageRecord, filters: PageFilters): boolean {
@@ -50,8 +50,33 @@ function candidates(snapshot: Snapshot, selection: PageSelection): Iterable<Page
   return snapshot.pages
 }
 
-export function selectPages(snapshot: Snapshot, selection: PageSelection): readonly PageRecord[] {
+/** The selected pages, in tree order or in `order` when given. */
+export function selectPages(snapshot: Snapshot, selection: PageSelection & { readonly order?: PageOrder }): readonly PageRecord[] {
   const selected: PageRecord[] = []
   for (const page of candidates(snapshot, selection)) if (matchesSelection(snapshot, page, selection)) selected.push(page)
-  return selected
+  return selection.order === undefined ? selected : ordered(selected, selection.order)
+}
+
+/** The sort key of a page; `null` when it has none (a page never published). */
+const keyOf = (page: PageRecord, field: PageOrder['field']): number | null => (field === 'id' ? page.id : publishedMicrosOf(page))
+
+function ordered(pages: PageRecord[], order: PageOrder): PageRecord[] {
+  const sign = order.descending ? -1 : 1
+  return pages.sort((a, b) => sign * (keyOf(a, order.field)! - keyOf(b, order.field)!))
+}
+
+/**
+ * Whether `order` decides the order of `pages` alone: every page has a key and no two share one.
+ * Otherwise the database decides between equals (and where a page without one goes), and only
+ * the CMS can say how.
+ */
+export function orderIsTotal(pages: readonly PageRecord[], order: PageOrder): boolean {
+  if (order.field === 'id') return true
+  const seen = new Set<number>()
+  for (const page of pages) {
+    const key = keyOf(page, order.field)
+    if (key === null || seen.has(key)) return false
+    seen.add(key)
+  }
+  return true
 }
