@@ -79,6 +79,7 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     now: options.now,
     generationOf: options.endpointGenerations.of,
     notAcceptable: () => pages.notAcceptable(),
+    cmsHealthy: () => sync.status.consecutiveFailures === 0,
     logger: app.log,
   })
   let closing = false

@@ -19,7 +19,7 @@ import { negotiate } from '../query/negotiate.js'
 import { parseQueryParams } from '../query/query-params.js'
 import { ALL_PAGES_KEY, endpointKey, siteKey, tagHeaders } from '../tree/surrogate-keys.js'
 import type { CacheTagHeader } from '../config/schema.js'
-import type { WagtailError } from '../query/wagtail-messages.js'
+import { wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
 import { errorAnswer, jsonAnswer, type HttpAnswer } from './answers.js'
 import type { ViewTarget } from './api-router.js'
 import type { PagesRequest } from './pages-service.js'
@@ -39,6 +39,8 @@ export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
   readonly generationOf: (scope: string) => string
   /** DRF's 406 in the CMS's language (the pages service knows it from the sync). */
   readonly notAcceptable: () => WagtailError
+  /** Whether the CMS answers this instance's syncs: then its 500 on a `site=` is the unknown Site's. */
+  readonly cmsHealthy?: () => boolean
   readonly logger: { warn(details: object, message: string): void }
 }
 
@@ -100,6 +102,15 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     return current
   }
 
+  /**
+   * An unknown `site=` is a 500 in Wagtail up to 7.x and 8.0's 404 here, as on the default Site's
+   * pages (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500), when the CMS is otherwise answering.
+   */
+  function siteNotFound(error: unknown, request: PagesRequest): boolean {
+    if (!isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500) return false
+    return (options.cmsHealthy?.() ?? false) && parseQueryParams(request.rawQuery ?? '').get('site') !== undefined
+  }
+
   async function readThrough(scope: Scope, relative: string, request: PagesRequest): Promise<HttpAnswer> {
     const client = request.client?.()
     const current = generation(scope)
@@ -114,6 +125,7 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     } catch (error) {
       if (isOverBudget(error)) return answers.refused(error as ProxyError, client)
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
+      if (scope.name.startsWith('site:') && siteNotFound(error, request)) return errorAnswer(wagtailErrors.siteNotFound)
       return answers.failed(isProxyError(error) ? error : undefined)
     }
   }

@@ -62,8 +62,17 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     const siteUrls = { ...urls, siteUrl: `http://${hostname}`, detailBase: options.apiBaseUrl ? urls.detailBase : `http://${hostname}` }
     siteConfigs.set(hostname, { ...config, store: new PageStore(sitePages, siteUrls), urls: siteUrls })
   }
-  /** `Site.find_for_request`: the Host's hostname names a Site, or the default one answers. */
-  const configFor = (host: string | undefined): ApiConfig => siteConfigs.get((host ?? '').split(':')[0]!.toLowerCase()) ?? config
+  /**
+   * `Site.find_for_request`: the Host's hostname names a Site, or the default one answers; a
+   * `?site=` naming another Site selects its pages, `detail_url`s staying on the request's Site.
+   */
+  const configFor = (host: string | undefined, url: string): ApiConfig => {
+    const requested = siteConfigs.get((host ?? '').split(':')[0]!.toLowerCase()) ?? config
+    const named = new URLSearchParams(splitTarget(url).queryString).getAll('site').pop()?.split(':')[0]
+    const selected = named === undefined ? undefined : named === new URL(urls.siteUrl).hostname ? config : siteConfigs.get(named)
+    if (selected === undefined || selected === requested) return requested
+    return { ...selected, urls: { ...selected.urls, detailBase: requested.urls.detailBase } }
+  }
   const record = options.recordRequests ?? true
   const hits = zeroHits()
   const requests: RecordedRequest[] = []
@@ -109,7 +118,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     const fault = faultFn?.(context)
     req.resume() // drain any request body; the API never reads it
     const call = { method, url, headers: req.headers }
-    const real = () => answerCall(call, configFor(req.headers.host))
+    const real = () => answerCall(call, configFor(req.headers.host, url))
     if (fault) {
       if (latencyMs > 0) await delay(latencyMs)
       if (!closed) writeFault(req, res, fault, real, timerRegistry)
