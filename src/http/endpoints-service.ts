@@ -17,12 +17,13 @@ import { siteScope } from '../cache/endpoint-generations.js'
 import { forwardedDetailPath, forwardedFindQuery, forwardedQuery } from '../query/forwarded-query.js'
 import { negotiate } from '../query/negotiate.js'
 import { parseQueryParams } from '../query/query-params.js'
-import { ALL_PAGES_KEY, endpointKey, siteKey, tagHeaders } from '../tree/surrogate-keys.js'
+import { ALL_PAGES_KEY, endpointKey, siteKey } from '../tree/surrogate-keys.js'
 import type { CacheTagHeader } from '../config/schema.js'
 import type { WagtailError } from '../query/wagtail-messages.js'
 import { errorAnswer, jsonAnswer, type HttpAnswer } from './answers.js'
 import type { ViewTarget } from './api-router.js'
 import type { PagesRequest } from './pages-service.js'
+import { chosenTagHeaders } from './purge-tags.js'
 import { createReadThroughAnswers, type ReadThroughAnswersOptions } from './read-through-answers.js'
 
 export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
@@ -83,12 +84,7 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
   const tagsByScope = new Map<string, Record<string, string> | undefined>()
   function tags(scope: Scope): Record<string, string> | undefined {
     if (options.cacheTags.length === 0) return undefined
-    if (!tagsByScope.has(scope.name)) {
-      const both = tagHeaders(scope.keys)
-      const chosen: Record<string, string> = {}
-      for (const name of options.cacheTags) chosen[name] = both[name]
-      tagsByScope.set(scope.name, chosen)
-    }
+    if (!tagsByScope.has(scope.name)) tagsByScope.set(scope.name, chosenTagHeaders(options.cacheTags, () => scope.keys))
     return tagsByScope.get(scope.name)
   }
   // One answer generation per scope generation: a purge rebuilds headers as it refetches.
