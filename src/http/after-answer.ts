@@ -23,8 +23,8 @@ export type AfterAnswer = (requestId: string | undefined, method: string, url: s
 
 export function createAfterAnswer(logger: RequestLogger, events: Pick<ShieldEvents, 'emit'>): AfterAnswer {
   // pino's `level` is a getter that looks the level's name up again on every read; at a cached
-  // hit's price that read and the table lookup were about 1% of the CPU of a request
-  // (docs/performance.md, "where a hit's CPU goes beyond bare node"). Read once, and again when set.
+  // hit's price that read and the table lookup are a share of a request's CPU worth saving
+  // (docs/performance.md, "Where a hit's CPU goes beyond bare node"). Read once, and again when set.
   let logsRequests = writesAt(logger.level, 'info')
   logger.on?.('level-change', () => {
     logsRequests = writesAt(logger.level, 'info')

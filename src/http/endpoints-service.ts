@@ -17,12 +17,13 @@ import { siteScope } from '../cache/endpoint-generations.js'
 import { forwardedDetailPath, forwardedFindQuery, forwardedQuery } from '../query/forwarded-query.js'
 import { negotiate } from '../query/negotiate.js'
 import { parseQueryParams } from '../query/query-params.js'
-import { ALL_PAGES_KEY, endpointKey, siteKey, tagHeaders } from '../tree/surrogate-keys.js'
+import { ALL_PAGES_KEY, endpointKey, siteKey } from '../tree/surrogate-keys.js'
 import type { CacheTagHeader } from '../config/schema.js'
 import { wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
 import { errorAnswer, jsonAnswer, type HttpAnswer } from './answers.js'
 import type { ViewTarget } from './api-router.js'
 import type { PagesRequest } from './pages-service.js'
+import { chosenTagHeaders } from './purge-tags.js'
 import { createReadThroughAnswers, type ReadThroughAnswersOptions } from './read-through-answers.js'
 
 export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
@@ -62,6 +63,23 @@ function viewName(endpoint: string): string {
   return [...words.map((word) => word[0]!.toUpperCase() + word.slice(1).toLowerCase()), 'Api'].join(' ')
 }
 
+/** DRF's OPTIONS answers, one per endpoint name, built once. */
+const optionsAnswers = new Map<string, HttpAnswer>()
+
+function optionsAnswer(endpoint: string): HttpAnswer {
+  let answer = optionsAnswers.get(endpoint)
+  if (!answer) {
+    answer = jsonAnswer(200, {
+      name: viewName(endpoint),
+      description: '',
+      renders: ['application/json', 'text/html'],
+      parses: ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
+    })
+    optionsAnswers.set(endpoint, answer)
+  }
+  return answer
+}
+
 /** The path below the API's mount that a view's request asks the CMS for. */
 function relativeOf(endpoint: string, target: ViewTarget, rawQuery: string | undefined): string {
   const params = parseQueryParams(rawQuery ?? '')
@@ -72,6 +90,15 @@ function relativeOf(endpoint: string, target: ViewTarget, rawQuery: string | und
   }
 }
 
+/**
+ * An unknown `site=` is a 500 in Wagtail up to 7.x and 8.0's 404 here, as on the default Site's
+ * pages (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500), when the CMS is otherwise answering.
+ */
+function siteNotFound(error: unknown, request: PagesRequest, cmsHealthy: (() => boolean) | undefined): boolean {
+  if (!isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500) return false
+  return (cmsHealthy?.() ?? false) && parseQueryParams(request.rawQuery ?? '').get('site') !== undefined
+}
+
 /** What one forwarded scope's answers share: its generation's name, its purge keys. */
 interface Scope {
   readonly name: string
@@ -80,17 +107,11 @@ interface Scope {
 
 export function createEndpointsService(options: EndpointsServiceOptions): EndpointsService {
   const answers = createReadThroughAnswers(options)
-  const optionsAnswers = new Map<string, HttpAnswer>()
   // Tag headers per scope, built once: every answer of a scope carries the same keys.
   const tagsByScope = new Map<string, Record<string, string> | undefined>()
   function tags(scope: Scope): Record<string, string> | undefined {
     if (options.cacheTags.length === 0) return undefined
-    if (!tagsByScope.has(scope.name)) {
-      const both = tagHeaders(scope.keys)
-      const chosen: Record<string, string> = {}
-      for (const name of options.cacheTags) chosen[name] = both[name]
-      tagsByScope.set(scope.name, chosen)
-    }
+    if (!tagsByScope.has(scope.name)) tagsByScope.set(scope.name, chosenTagHeaders(options.cacheTags, () => scope.keys))
     return tagsByScope.get(scope.name)
   }
   // One answer generation per scope generation: a purge rebuilds headers as it refetches.
@@ -100,15 +121,6 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     let current = generations.get(scope.name)
     if (current?.name !== name) generations.set(scope.name, (current = { name }))
     return current
-  }
-
-  /**
-   * An unknown `site=` is a 500 in Wagtail up to 7.x and 8.0's 404 here, as on the default Site's
-   * pages (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500), when the CMS is otherwise answering.
-   */
-  function siteNotFound(error: unknown, request: PagesRequest): boolean {
-    if (!isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500) return false
-    return (options.cmsHealthy?.() ?? false) && parseQueryParams(request.rawQuery ?? '').get('site') !== undefined
   }
 
   async function readThrough(scope: Scope, relative: string, request: PagesRequest): Promise<HttpAnswer> {
@@ -125,7 +137,7 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     } catch (error) {
       if (isOverBudget(error)) return answers.refused(error as ProxyError, client)
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
-      if (scope.name.startsWith('site:') && siteNotFound(error, request)) return errorAnswer(wagtailErrors.siteNotFound)
+      if (scope.name.startsWith('site:') && siteNotFound(error, request, options.cmsHealthy)) return errorAnswer(wagtailErrors.siteNotFound)
       return answers.failed(isProxyError(error) ? error : undefined)
     }
   }
@@ -152,18 +164,6 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
       const scope = scopeOf(siteScopes, site, () => ({ name: siteScope(site), keys: [ALL_PAGES_KEY, siteKey(site)] }))
       return forwarded(scope, () => `//${site}/${relativeOf(options.pagesEndpoint, target, request.rawQuery)}`, request)
     },
-    options(endpoint) {
-      let answer = optionsAnswers.get(endpoint)
-      if (!answer) {
-        answer = jsonAnswer(200, {
-          name: viewName(endpoint),
-          description: '',
-          renders: ['application/json', 'text/html'],
-          parses: ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'],
-        })
-        optionsAnswers.set(endpoint, answer)
-      }
-      return answer
-    },
+    options: optionsAnswer,
   }
 }

@@ -2,7 +2,7 @@
  * Header blocks prepared once per answer. `writeHead(status, list)` validates every name and value
  * of the list and concatenates them into the header block again on every request (Node's
  * `_storeHeader`), although a remembered answer's headers never change: at a cached hit's price
- * that was a twentieth of the server's own CPU (docs/performance.md, "Prepared header blocks").
+ * that is a share of the server's own CPU worth saving (docs/performance.md, "Prepared header blocks").
  *
  * So an answer's ordinary headers are validated once, with Node's own public validators, and kept
  * as the text of their header lines; {@link PreparedServerResponse} puts that text right after the

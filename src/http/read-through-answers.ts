@@ -88,7 +88,7 @@ export function createReadThroughAnswers(options: ReadThroughAnswersOptions): Re
     return { status: stored.status, headers, body: stored.body, cache }
   }
 
-  // Refusals by status and Retry-After, each built once: a flood gets thousands a second, all
+  // Refusals by status and Retry-After, each built once: a flood gets a great many, all
   // alike, and one answer object lets the writers reuse its header list too (docs/performance.md,
   // "Refusals"). Retry-After values are few (the buckets' refill times), but bounded all the same.
   const refusals = { 429: new Map<number, HttpAnswer>(), 503: new Map<number, HttpAnswer>() }

@@ -127,8 +127,8 @@ const firstOf = (header: Header): string | undefined => (Array.isArray(header) ?
  * What a swap keeps of the answers remembered by URL: after a patch in place of the snapshot they
  * were worked out under (same pages at the same places, same dialect), the detail answers of the
  * pages it did not replace, which read nothing else (`HttpAnswer.page`). Without this, every edit
- * sent each hot URL down the slow path once more: at 100,000 pages and 2,000 hot details, about
- * 15 ms of CPU per edit, right when the swap's own work runs (docs/performance.md).
+ * sent each hot URL down the slow path once more, right when the swap's own work runs
+ * (docs/performance.md, "What a swap costs readers").
  */
 function keptAcrossPatch(previous: Snapshot, next: Snapshot): ((remembered: Remembered) => boolean) | undefined {
   const patched = next.patched
@@ -138,8 +138,43 @@ function keptAcrossPatch(previous: Snapshot, next: Snapshot): ((remembered: Reme
   return (remembered) => remembered.answer.page !== undefined && !replaced.has(remembered.answer.page)
 }
 
+/** DRF's dispatch: GET and HEAD run the view, OPTIONS negotiates first, anything else is a 405. */
+function viewAnswer<R extends ServeRequest>(options: ServeOptions<R>, method: string, target: ApiTarget, rawQuery: string | undefined, request: R, site: string | undefined): HttpAnswer | Promise<HttpAnswer> {
+  const { pages, endpoints } = options
+  const accept = firstOf(request.headers.accept)
+  const endpoint = 'endpoint' in target ? target.endpoint : undefined
+  if (endpoint !== undefined && !endpoints) return NOT_FOUND_ANSWER
+  if (method === 'OPTIONS') {
+    const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept, pages.notAcceptable())
+    if (refused) return errorAnswer(refused)
+    return endpoint === undefined ? OPTIONS_ANSWER : endpoints!.options(endpoint)
+  }
+  if (method !== 'GET' && method !== 'HEAD') return methodNotAllowedAnswer(method)
+  const clientOf = options.clientOf
+  const input: PagesRequest = { rawQuery, accept, ...(clientOf ? { client: () => clientOf(request) } : {}) }
+  if (endpoint !== undefined) return endpoints!.answer(endpoint, target as ViewTarget, input)
+  if (site !== undefined && endpoints) return endpoints.site(site, target as ViewTarget, input)
+  switch (target.kind) {
+    case 'list': return pages.list(input)
+    case 'find': return pages.find(input)
+    case 'detail': return pages.detail(target.id, input)
+    default: return NOT_FOUND_ANSWER
+  }
+}
+
+/** The answer for a routed request: Django's 404, the 301 adding a slash, or the view's. */
+function answerOf<R extends ServeRequest>(options: ServeOptions<R>, method: string, url: string, path: string, target: ApiTarget, request: R, site: string | undefined): HttpAnswer | Promise<HttpAnswer> {
+  const q = url.indexOf('?')
+  const rawQuery = q < 0 ? undefined : url.slice(q + 1)
+  switch (target.kind) {
+    case 'not-found': return NOT_FOUND_ANSWER
+    case 'append-slash': return appendSlashAnswer(path, rawQuery)
+    default: return viewAnswer(options, method, target, rawQuery, request, site)
+  }
+}
+
 export function createServe<R extends ServeRequest>(options: ServeOptions<R>): Serve<R> {
-  const { pages, endpoints, siteOf } = options
+  const { siteOf } = options
   const route = options.route ?? createApiRouter()
   const memo = createSnapshotMemo<Remembered>(options.maxEntries ?? 20_000, keptAcrossPatch)
 
@@ -162,39 +197,6 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     const result = served(request, requestId, INTERNAL_ERROR_ANSWER, route)
     options.logger.error({ err: error, reqId: result.requestId, method: request.method, url: request.url }, 'request failed')
     return result
-  }
-
-  /** DRF's dispatch: GET and HEAD run the view, OPTIONS negotiates first, anything else is a 405. */
-  function viewAnswer(method: string, target: ApiTarget, rawQuery: string | undefined, request: R, site: string | undefined): HttpAnswer | Promise<HttpAnswer> {
-    const accept = firstOf(request.headers.accept)
-    const endpoint = 'endpoint' in target ? target.endpoint : undefined
-    if (endpoint !== undefined && !endpoints) return NOT_FOUND_ANSWER
-    if (method === 'OPTIONS') {
-      const refused = negotiate(parseQueryParams(rawQuery ?? ''), accept, pages.notAcceptable())
-      if (refused) return errorAnswer(refused)
-      return endpoint === undefined ? OPTIONS_ANSWER : endpoints!.options(endpoint)
-    }
-    if (method !== 'GET' && method !== 'HEAD') return methodNotAllowedAnswer(method)
-    const clientOf = options.clientOf
-    const input: PagesRequest = { rawQuery, accept, ...(clientOf ? { client: () => clientOf(request) } : {}) }
-    if (endpoint !== undefined) return endpoints!.answer(endpoint, target as ViewTarget, input)
-    if (site !== undefined && endpoints) return endpoints.site(site, target as ViewTarget, input)
-    switch (target.kind) {
-      case 'list': return pages.list(input)
-      case 'find': return pages.find(input)
-      case 'detail': return pages.detail(target.id, input)
-      default: return NOT_FOUND_ANSWER
-    }
-  }
-
-  function answerOf(method: string, url: string, path: string, target: ApiTarget, request: R, site: string | undefined): HttpAnswer | Promise<HttpAnswer> {
-    const q = url.indexOf('?')
-    const rawQuery = q < 0 ? undefined : url.slice(q + 1)
-    switch (target.kind) {
-      case 'not-found': return NOT_FOUND_ANSWER
-      case 'append-slash': return appendSlashAnswer(path, rawQuery)
-      default: return viewAnswer(method, target, rawQuery, request, site)
-    }
   }
 
   return (request, requestId) => {
@@ -223,7 +225,7 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     }
     let answer: HttpAnswer | Promise<HttpAnswer>
     try {
-      answer = answerOf(method, url, path, target, request, site)
+      answer = answerOf(options, method, url, path, target, request, site)
     } catch (error) {
       return failed(error, request, requestId, routeName)
     }
