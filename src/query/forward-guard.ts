@@ -86,13 +86,13 @@ export function forwardUnlessDoomed(params: QueryParams, reason: string, context
   if (context.view !== 'find') {
     // FieldsFilter's verdict on the date is the answer only when every check before it passed
     // here; for a query forwarded earlier the CMS answers that check first, or fails on the date
-    // with a 500 that gets the same 400 (`fieldFilterRefusal`, read by the pages service).
+    // with a 500 that gets the same 400 (`fieldFilterRefusal`, read by `http/cms-blame.ts`).
     const date = BEFORE_FIELD_FILTERS.has(reason) ? undefined : fieldFilterRefusal(params)
     if (date) return { kind: 'error', error: date }
     // SearchFilter runs last of the filters: its failure is the answer only when every check
     // before it passed here, i.e. when `search` is the first thing only the CMS can answer. Else
     // the CMS is asked, answers an earlier check's 4xx first, or fails on the search with a 500
-    // that is answered with the same 4xx (`searchRefusal`, read by the pages service).
+    // that is answered with the same 4xx (`searchRefusal`, read by `http/cms-blame.ts`).
     const search = reason === answeredByTheCms('search') ? searchRefusal(params) : undefined
     if (search) return { kind: 'error', error: search }
   }

@@ -60,7 +60,7 @@ function databaseTakesFilterValues(params: QueryParams): boolean {
 export function planDetail(pathId: string, params: QueryParams, snapshot: Snapshot, accept?: string, known?: KnownAbsent): DetailPlan {
   const refused = negotiate(params, accept, notAcceptableIn(snapshot.dialect.notAcceptableText))
   if (refused) return { kind: 'error', error: refused }
-  // The id is forwarded without its leading zeros (pages-service.ts).
+  // The id is forwarded without its leading zeros (`forwarded-query.ts`).
   const forwardedId = /^[0-9]+$/.test(pathId) ? String(BigInt(pathId)) : pathId
   const forward = (reason: string) => forwardUnlessDoomed(params, reason, { view: 'detail', pathId: forwardedId })
 

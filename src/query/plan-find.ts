@@ -39,7 +39,7 @@ export function planFind(params: QueryParams, snapshot: Snapshot, accept?: strin
       // The CMS found no page for this path in this queryset: either the path does not route
       // (404, the id is never read) or its page is outside the queryset (then the id decides).
       // Only an id no page of the queryset has gives "not found" either way; a non-numeric one
-      // gets it too (below, and from `pages-service.ts` when the CMS fails on it).
+      // gets it too (below, and from `http/cms-blame.ts` when the CMS fails on it).
       const id = rawId === undefined ? undefined : pythonInt(rawId)
       if (id === undefined || !id.ok) return { kind: 'error', error: wagtailErrors.findNotFound }
       if (localQueryset && !visible(toPageId(id.value))) return { kind: 'error', error: wagtailErrors.findNotFound }

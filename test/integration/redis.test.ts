@@ -56,7 +56,7 @@ describe('two instances sharing Redis', () => {
     await Promise.all([a.app.shield.shared!.flight.ready(), b.app.shield.shared!.flight.ready()])
     cms.setLatency(250)
     cms.resetHits()
-    const url = '/api/v1/cms/pages/?order=-first_published_at&limit=10'
+    const url = '/api/v1/cms/pages/?order=-title&limit=10'
     const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).get(url)))
     expect(cms.hits.total).toBe(1)
     expect(new Set(responses.map((r) => r.body)).size).toBe(1)
