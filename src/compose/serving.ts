@@ -10,6 +10,7 @@ import { configuredTargets } from '../cdn/cdn-purger.js'
 import type { Config } from '../config/load-config.js'
 import { createAfterAnswer } from '../http/after-answer.js'
 import { clientAddressOf } from '../http/client-address.js'
+import { createShareOf } from '../http/frontend-clients.js'
 import { createFastPath, type FastPath } from '../http/fast-path.js'
 import { registerAnswerHooks, registerServeRoutes } from '../http/fastify-writer.js'
 import { registerLoadShedding } from '../http/load-shedding.js'
@@ -45,6 +46,7 @@ export interface ServingOptions {
 export async function composeServing(app: FastifyInstance, options: ServingOptions): Promise<ServingParts> {
   const { config, sync } = options
   const trusted = config.trustProxy
+  const shareOf = createShareOf({ addresses: config.frontendClients, token: config.frontendToken })
   const purged = configuredTargets(config)
   // Reads the sync's snapshot on every request: a swap is seen by the next one.
   const mount = mountOf(config)
@@ -99,7 +101,7 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     isClosing,
     requestId: requestIdFrom,
     requestIdOnHits: config.requestIdOnHits,
-    clientOf: (req) => clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted),
+    clientOf: (req) => shareOf(clientAddressOf(req.socket.remoteAddress, req.headers['x-forwarded-for'], trusted), req.headers['x-frontend-token']),
     onShed: () => app.log.debug({ reason: 'under pressure' }, 'load shed: 503'),
     logger: app.log,
   })

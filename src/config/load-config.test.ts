@@ -57,6 +57,7 @@ describe('loadConfig', () => {
       readThroughClientRate: 2,
       readThroughClientBurst: 10,
       trustProxy: expect.objectContaining({ entries: [] }),
+      frontendClients: expect.objectContaining({ entries: [] }),
       cacheTtlMs: 30_000,
       cacheMaxBytes: 64 * 1024 * 1024,
       cacheNegativeTtlMs: 10_000,
@@ -109,6 +110,10 @@ describe('loadConfig', () => {
     const config = loadConfig({ ...REQUIRED, API_PATH: 'api/v2', PAGES_ENDPOINT: 'content', API_ENDPOINTS: 'images, documents,my_docs' })
     expect(config).toMatchObject({ apiPath: '/api/v2/', pagesEndpoint: 'content', apiEndpoints: ['images', 'documents', 'my_docs'] })
     expect(loadConfig({ ...REQUIRED, API_PATH: '/api/v2/', API_ENDPOINTS: 'none' })).toMatchObject({ apiPath: '/api/v2/', apiEndpoints: [] })
+  })
+
+  it('refuses a FRONTEND_TOKEN shorter than 16 characters', () => {
+    expect(configError({ ...REQUIRED, FRONTEND_TOKEN: 'short' }).details?.['problems']).toEqual(['FRONTEND_TOKEN: must be at least 16 characters long'])
   })
 
   it('reads SITES as lower-case hostnames, and refuses a port, a URL or a host named twice', () => {

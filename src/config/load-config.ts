@@ -56,6 +56,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const refreshToken = env['REFRESH_TOKEN']?.trim()
   if (refreshToken && refreshToken.length < 16) problems.push('REFRESH_TOKEN: must be at least 16 characters long')
+  const frontendToken = env['FRONTEND_TOKEN']?.trim()
+  if (frontendToken && frontendToken.length < 16) problems.push('FRONTEND_TOKEN: must be at least 16 characters long')
   const purgeToken = env['PURGE_TOKEN']?.trim()
   if (purgeToken && purgeToken.length < 16) problems.push('PURGE_TOKEN: must be at least 16 characters long')
 

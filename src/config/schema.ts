@@ -61,6 +61,10 @@ export interface Config {
   readonly readThroughClientRate: number
   readonly readThroughClientBurst: number
   readonly trustProxy: AddressList
+  /** The site's own servers (SSR, static builds), by address: no per-client share, still the CMS budget. */
+  readonly frontendClients: AddressList
+  /** The same, by an `X-Frontend-Token` header. */
+  readonly frontendToken: string | undefined
   readonly cacheTtlMs: number
   readonly cacheMaxBytes: number
   readonly cacheNegativeTtlMs: number
@@ -299,6 +303,14 @@ export const schema = {
   trustProxy: {
     name: 'TRUST_PROXY', kind: 'cidrs', default: 'none',
     doc: 'Load balancers (CIDRs, comma-separated, or `none`) whose `X-Forwarded-For` names the client; from any other socket, the socket\'s address is the client.',
+  },
+  frontendClients: {
+    name: 'FRONTEND_CLIENTS', kind: 'cidrs', default: 'none',
+    doc: "The site's own servers (SSR, ISR, static builds; CIDRs, or `none`), after TRUST_PROXY: their read-through misses skip the per-client share and spend only the CMS budget.",
+  },
+  frontendToken: {
+    name: 'FRONTEND_TOKEN', kind: 'string', optional: true, example: 'a-long-random-string-for-the-frontend', secret: true,
+    doc: 'The same for a client sending it as `X-Frontend-Token` (at least 16 characters), from any address.',
   },
   cacheTtlMs: {
     name: 'CACHE_TTL', kind: 'duration', default: '30s', min: 0,
