@@ -14,7 +14,7 @@ import { djangoUrlencode, type QueryParams } from '../query/query-params.js'
 import type { KnownAbsent } from '../query/known-absent.js'
 import { forwardedDetailPath, forwardedFindQuery, forwardedQuery } from '../query/forwarded-query.js'
 import { wagtailErrors } from '../query/wagtail-messages.js'
-import { bytesOf } from '../tree/detail-body.js'
+import { bytesOf, selectedDetail } from '../tree/detail-body.js'
 import { scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection } from '../tree/select-pages.js'
 import type { Snapshot } from '../tree/snapshot.js'
@@ -71,7 +71,7 @@ export function detailView(options: PagesViewsOptions): View<DetailPlan> {
     index(plan, snapshot) {
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
-      return options.indexAnswers.answer(bytesOf(page.detail), snapshot, { kind: 'page', id: page.id })
+      return options.indexAnswers.answer(plan.members ? selectedDetail(page.detail, plan.members) : bytesOf(page.detail), snapshot, { kind: 'page', id: page.id })
     },
   }
 }

@@ -16,7 +16,11 @@ import type { KnownAbsent } from './known-absent.js'
 import {
   baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, localeFilter, toPageId, treeFilters, type TreeFilters,
 } from './plan-steps.js'
-import { DATABASE_INT_MAX, notAcceptableIn } from './wagtail-messages.js'
+import { DATABASE_INT_MAX, notAcceptableIn, wagtailErrors } from './wagtail-messages.js'
+import { parseFieldsParameter } from './fields-parameter.js'
+import { detailFields } from './detail-fields.js'
+import { parseJsonSpans } from '../json/json-spans.js'
+import { bytesOf } from '../tree/detail-body.js'
 
 const KNOWN = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS])
 
@@ -104,13 +108,25 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   if ('forward' in locale) return forward(locale.forward)
   const searched = forwardIfPresent(params, ['search'])
   if ('forward' in searched) return forward(searched.forward)
-  if (params.has('fields') && params.get('fields') !== '') afterLookup ??= 'fields is answered by the CMS'
 
   const id = /^[0-9]+$/.test(pathId) ? toPageId(BigInt(pathId)) : undefined
   const selection = { types: typed.value.types, filters: fields.value.filters, ...treeSelection, ...locale.value }
-  if (afterLookup !== undefined) {
-    const page = id === undefined ? undefined : snapshot.byId.get(id)
-    if (page && matchesSelection(snapshot, page, selection)) return forward(afterLookup)
+  const index = { kind: 'index', id, selection, modelName: typed.value.modelName } as const
+  const page = id === undefined ? undefined : snapshot.byId.get(id)
+  // Everything below is read once the page is found: without it, the 404 is all there is.
+  if (!page || !matchesSelection(snapshot, page, selection)) return index
+  if (afterLookup !== undefined) return forward(afterLookup)
+  const wanted = params.get('fields')
+  if (wanted === undefined || wanted === '') return index
+  const parsed = parseFieldsParameter(wanted)
+  if (!parsed.ok) return { kind: 'error', error: wagtailErrors.fieldsError(parsed.message) }
+  const detail = parseJsonSpans(bytesOf(page.detail).toString('utf8'))
+  if (detail.kind !== 'object') return forward('fields of a detail that is no object')
+  const chosen = detailFields(parsed.fields, detail)
+  switch (chosen.kind) {
+    case 'error': return { kind: 'error', error: chosen.error }
+    case 'forward': return forward(chosen.reason)
+    case 'all': return index
+    case 'select': return { ...index, members: chosen.members }
   }
-  return { kind: 'index', id, selection, modelName: typed.value.modelName }
 }

@@ -3,6 +3,7 @@
  * or refuse in Wagtail's words.
  * @module
  */
+import type { MemberSelection } from '../json/select-members.js'
 import type { ListQuery, PageSelection } from '../tree/page-selection.js'
 import type { WagtailError } from './wagtail-messages.js'
 
@@ -13,5 +14,11 @@ export type Plan<T> =
   | ({ readonly kind: 'index' } & T)
 
 export type ListPlan = Plan<{ readonly query: ListQuery }>
-export type DetailPlan = Plan<{ readonly id: number | undefined; readonly selection: PageSelection; readonly modelName: string }>
+export type DetailPlan = Plan<{
+  readonly id: number | undefined
+  readonly selection: PageSelection
+  readonly modelName: string
+  /** `?fields=`'s members of the stored detail; unset: the whole of it. */
+  readonly members?: MemberSelection
+}>
 export type FindPlan = Plan<{ readonly id: number | undefined; readonly forwardQuery: Array<[string, string[]]> }>

@@ -52,6 +52,10 @@ export const wagtailErrors = {
   descendantOfMissing: badRequest("ancestor page doesn't exist"),
   descendantOfWithChildOf: badRequest('filtering by descendant_of with child_of is not supported'),
   limitTooHigh: (max: number) => badRequest(`limit cannot be higher than ${max}`),
+  /** `?fields=` that does not parse: the parser's own text (`fields-parameter.ts`). */
+  fieldsError: (message: string) => badRequest(`fields error: ${message}`),
+  /** `?fields=` naming what the page type does not have, sorted. */
+  unknownFields: (names: readonly string[]) => badRequest(`unknown fields: ${names.join(', ')}`),
   /** Detail view: `get_object_or_404` names the queryset's model (docs/wagtail-compatibility.md#detail-view). */
   noMatch: (modelName: string) => notFound(`No ${modelName} matches the given query.`),
   findNotFound: notFound('not found'),

@@ -9,6 +9,8 @@
  * tenth of the memory.
  * @module
  */
+import { parseJsonSpans } from '../json/json-spans.js'
+import { selectMembers, type MemberSelection } from '../json/select-members.js'
 
 /** A detail body made on first read. */
 export interface DeferredBody {
@@ -32,4 +34,12 @@ export type DetailBody = Buffer | DeferredBody
 /** The bytes of `detail`, made now if it was deferred. */
 export function bytesOf(detail: DetailBody): Buffer {
   return Buffer.isBuffer(detail) ? detail : detail.bytes()
+}
+
+/** The members of a detail that `?fields=` keeps, laid out as the CMS lays a detail (`select-members.ts`). */
+export function selectedDetail(detail: DetailBody, members: MemberSelection): Buffer {
+  const text = bytesOf(detail).toString('utf8')
+  const root = parseJsonSpans(text)
+  if (root.kind !== 'object') throw new TypeError('a detail body is a JSON object')
+  return Buffer.from(selectMembers(text, root, members), 'utf8')
 }

@@ -23,7 +23,7 @@ const readThroughQueries = [
   '/api/v1/cms/pages/?locale=en&limit=3',
   '/api/v1/cms/pages/?locale=xx',
   '/api/v1/cms/pages/?type=cms.LandingPage&fields=*&limit=3',
-  '/api/v1/cms/pages/2/?fields=_,id,parent',
+  '/api/v1/cms/pages/2/?fields=_,id,locale',
   '/api/v1/cms/pages/2/?search=x',
 ]
 

@@ -88,3 +88,14 @@ describe('translations (WAGTAIL_I18N_ENABLED)', () => {
     expect((await expectSameAsCms(h, '/api/v1/cms/pages/?locale=de&limit=100')).body).toContain('Neu betitelt')
   })
 })
+
+describe('fields on a detail with translations', () => {
+  it('answers * and locale from the stored detail, which carries meta.locale', async () => {
+    h = await start()
+    const root = h.app.shield.sync.current!.rootId
+    for (const fields of ['*', 'locale', '_,locale,title', '-locale']) {
+      const url = `/api/v1/cms/pages/${root + GERMAN}/?fields=${encodeURIComponent(fields)}`
+      expect((await expectSameAsCms(h, url)).cmsHits, url).toBe(0)
+    }
+  })
+})

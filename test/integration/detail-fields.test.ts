@@ -1,0 +1,66 @@
+/**
+ * `?fields=` on a detail is answered from the stored detail: it holds every field of the page's
+ * type, in the serializer's order, so a selection is the members it keeps. What the stored detail
+ * cannot show (`locale` without i18n, sub-fields beyond a nested page's defaults, sub-fields of other
+ * fields) goes to the CMS.
+ */
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateSite, probeTree } from '../fake-wagtail/index.js'
+import { startShield, type Harness } from '../helpers/start-shield.js'
+import { expectSameAsCms } from './compare.js'
+
+describe('fields on a detail, from the snapshot', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startShield({ origin: { pages: probeTree(), limitMax: 20 } })
+  })
+  afterAll(async () => h.close())
+
+  const LOCAL = [
+    '_', 'title', '-title', '_,title', '_,id', '-id', 'title,slug', '-detail_url,-html_url', '_,type,date', '-parent,-alias_of',
+    'alias_of(title)', 'alias_of(_,id)', 'alias_of(-html_url,-detail_url)', '_,alias_of(_,title)', 'body,intro', '-intro,-body,-date',
+    'nope', 'zz,nope,title', 'x y', 'title,', '*,title', '_,-title', 'a(b', 'meta',
+  ]
+
+  it.each(LOCAL)('answers fields=%s like the CMS, with no CMS request', async (fields) => {
+    for (const id of [4, 8, 3]) {
+      const url = `/api/v1/cms/pages/${id}/?fields=${encodeURIComponent(fields)}`
+      expect((await expectSameAsCms(h, url)).cmsHits, url).toBe(0)
+    }
+  })
+
+  // `*` names `locale` too, which a CMS without i18n does not put in a detail.
+  it.each(['*', 'locale', '_,locale', 'alias_of(*)', 'alias_of(slug)', 'parent(title)', 'title(x)', 'alias_of(nope)'])('asks the CMS for fields=%s, which the stored detail cannot show', async (fields) => {
+    const url = `/api/v1/cms/pages/8/?fields=${encodeURIComponent(fields)}`
+    expect((await expectSameAsCms(h, url)).cmsHits, url).toBe(1)
+  })
+
+  it('answers a detail that does not exist 404 whatever its fields, as Wagtail looks the page up first', async () => {
+    for (const fields of ['x y', 'nope', 'locale']) {
+      const compared = await expectSameAsCms(h, `/api/v1/cms/pages/999/?fields=${encodeURIComponent(fields)}`)
+      expect(compared.status).toBe(404)
+      expect(compared.cmsHits).toBe(0)
+    }
+  })
+})
+
+describe('fields on a detail, any spelling (fast-check against the fake CMS)', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startShield({ origin: { pages: generateSite({ pages: 30, seed: 9 }) } })
+  })
+  afterAll(async () => h.close())
+
+  it('answers exactly as the CMS does, asking it at most once per query', async () => {
+    const ids = h.origin.pages().filter((page) => page.live !== false).map((page) => page.id)
+    const names = ['id', 'title', 'slug', 'type', 'detail_url', 'html_url', 'seo_title', 'show_in_menus', 'search_description',
+      'first_published_at', 'alias_of', 'parent', 'locale', 'nope', ...new Set(h.origin.pages().flatMap((page) => Object.keys(page.extra ?? {})))]
+    const field = fc.tuple(fc.boolean(), fc.constantFrom(...names)).map(([negated, name]) => `${negated ? '-' : ''}${name}`)
+    const fields = fc.tuple(fc.constantFrom('', '*,', '_,'), fc.array(field, { maxLength: 4 })).map(([head, rest]) => `${head}${rest.join(',')}`.replace(/,$/, ''))
+    await fc.assert(fc.asyncProperty(fc.constantFrom(...ids), fields, async (id, spelled) => {
+      const url = `/api/v1/cms/pages/${id}/?fields=${encodeURIComponent(spelled)}`
+      expect((await expectSameAsCms(h, url)).cmsHits, url).toBeLessThanOrEqual(1)
+    }), { numRuns: 150 })
+  })
+})
