@@ -40,7 +40,7 @@ export interface CdnOptions {
   readonly clock: Clock
   /** Transport to the purge targets (tests: loopback fakes). */
   readonly dispatcher?: Dispatcher
-  /** Read at each purge: the cluster's gate is built after this part. Default: `OPEN_GATE`. */
+  /** Read at each purge: the cluster's gate is built after this part (`app.ts` connects it in phase 2). Default: `OPEN_GATE`. */
   readonly gate?: () => PurgeGate | undefined
 }
 

@@ -14,7 +14,7 @@ import type { CdnParts } from './cdn.js'
 
 export interface EndpointPurgeOptions {
   readonly generations: EndpointGenerations
-  readonly cluster: () => Pick<ClusterCoordinator, 'shareEndpointGeneration'> | undefined
+  readonly cluster: Pick<ClusterCoordinator, 'shareEndpointGeneration'> | undefined
   readonly cdn: Pick<CdnParts, 'delivery'>
   readonly now: () => number
   readonly logger: Pick<LogSink, 'warn'>
@@ -31,7 +31,7 @@ export function createEndpointPurge(options: EndpointPurgeOptions): ScopePurge {
   function purge(scope: string, cdnKey: string): void {
     const generation = options.generations.renew(scope)
     const purgedAt = options.now()
-    void Promise.resolve(options.cluster()?.shareEndpointGeneration(scope, generation))
+    void Promise.resolve(options.cluster?.shareEndpointGeneration(scope, generation))
       .catch((error: unknown) => options.logger.warn({ err: error, scope }, 'purge: could not tell the other instances'))
       .then(() => options.cdn.delivery?.enqueue([cdnKey], purgedAt))
   }

@@ -22,7 +22,10 @@ export interface ServerOptions {
   /** Replaces cms-shield's logger options altogether (`false` for silence). */
   readonly logger?: FastifyServerOptions['logger'] | undefined
   readonly logStream?: { write(line: string): void } | undefined
-  /** Bound once serving is composed; until then (and with FAST_PATH=false) Fastify answers all. */
+  /**
+   * Read at each request: the fast path is built on the server (`app.ts` connects it in phase 2).
+   * `undefined` with FAST_PATH=false: Fastify answers all.
+   */
   readonly fastPath: () => FastPath | undefined
   /** Whether responses take prepared header blocks; default: PRIVATE_APIS and the module's self-check. */
   readonly preparedHeaders?: boolean

@@ -20,7 +20,7 @@ export interface SyncOptions {
   readonly config: Config
   readonly upstream: Pick<UpstreamParts, 'get' | 'rewriteUrl'>
   readonly persistence: SnapshotPersistence | undefined
-  /** The cluster is built from the sync, so it is read when a run ends, not now. */
+  /** Read when a run ends: the cluster is built from the sync (`app.ts` connects it in phase 2). */
   readonly cluster: () => ClusterCoordinator | undefined
   readonly logger: FastifyBaseLogger
   readonly events: ShieldEvents
