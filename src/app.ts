@@ -5,7 +5,7 @@
  *
  * Two phases. Phase 1 builds the parts in order, each from those built before it. A few parts are
  * read by parts built before them (the server reads the fast path built on it; the sync reads the
- * cluster built from it; the CDN reads the purge gate built from the cluster): those are `Late`
+ * cluster built from it, and hands its swaps to the after-swap pipeline, which needs the cluster): those are `Late`
  * holders (`compose/late.ts`), set in phase 2, and reading one earlier throws an error naming it.
  *
  *   upstream → caches → sync (+ persistence) → cluster → serving → operations → lifecycle
@@ -18,7 +18,8 @@ import type { ReadThrough } from './cache/read-through.js'
 import type { SharedTier } from './cache/shared-tier.js'
 import type { MemoryStore } from './cache/stores/memory-store.js'
 import { composeCaches } from './compose/caches.js'
-import { composeCdn, OPEN_GATE, type CdnParts, type PurgeGate } from './compose/cdn.js'
+import { createAfterSwap, OPEN_GATE, type AfterSwap, type CdnParts } from './compose/after-swap.js'
+import { composeCdn } from './compose/cdn.js'
 import { clockOf } from './compose/clock.js'
 import { composeCluster, instanceOwner } from './compose/cluster.js'
 import { registerLifecycle } from './compose/lifecycle.js'
@@ -76,7 +77,7 @@ export interface Shield {
   requestRefresh(request: RefreshRequest): void
   /** What happens, for metrics and logs. */
   readonly events: ShieldEvents
-  /** CDN purging after each synced swap (docs/cdn-purging.md); `cdn.delivery` is undefined without a target. */
+  /** What follows each synced swap, up to the CDN purge (docs/cdn-purging.md); `cdn.delivery` is undefined without a target. */
   readonly cdn: CdnParts
   readonly memoryTier: MemoryStore
   readonly metrics: Metrics
@@ -96,7 +97,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const late = {
     fastPath: lateHolder<FastPath | undefined>('the fast path (serving)'),
     cluster: lateHolder<ClusterCoordinator | undefined>('the cluster'),
-    purgeGate: lateHolder<PurgeGate>("the CDN's purge gate"),
+    afterSwap: lateHolder<AfterSwap>('the after-swap pipeline'),
   }
   const clock = clockOf(deps)
   const events = createShieldEvents()
@@ -111,14 +112,21 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const caches = composeCaches({ config, upstream, logger, events, clock })
   const { shared } = caches
   const persistence = composePersistence(config, shared, logger, clock.now)
-  const cdn = composeCdn({ config, logger, events, clock, gate: late.purgeGate.get, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
   const sync = composeSync({
-    config, upstream, persistence, cluster: late.cluster.get, logger, events, clock,
-    onSyncedSwap: (swap) => cdn.purgeAfterSwap(swap.purgeKeys, swap.snapshot.fingerprint, swap.swappedAt, swap.stored),
+    config, upstream, cluster: late.cluster.get, logger, events, clock, onSyncedSwap: (swap) => late.afterSwap.get().run(swap),
   })
   const owner = instanceOwner()
   const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, endpointGenerations: caches.endpointGenerations, logger, events, clock }) : undefined
   const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
+  // Without Redis the open gate: the one instance serves what it synced the moment it swaps.
+  const gate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : OPEN_GATE
+  const delivery = composeCdn({ config, logger, events, clock, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
+  const cdn = createAfterSwap({
+    save: persistence ? (snapshot) => persistence.save(snapshot) : undefined,
+    announce: (snapshot, saved) => cluster?.announce(snapshot, saved),
+    gate,
+    purge: delivery,
+  }, logger)
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, endpointGenerations: caches.endpointGenerations, events, now: clock.now })
   const purgeScope = createEndpointPurge({ generations: caches.endpointGenerations, cluster, cdn, now: clock.now, logger })
@@ -128,8 +136,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   // Phase 2 connects the parts read before they were built, then registers the routes and hooks.
   late.fastPath.set(serving.fastPath)
   late.cluster.set(cluster)
-  // Without Redis the open gate: the one instance serves what it synced the moment it swaps.
-  late.purgeGate.set(served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : OPEN_GATE)
+  late.afterSwap.set(cdn)
   assertConnected(late)
 
   const { readThrough, budget, memoryTier } = caches

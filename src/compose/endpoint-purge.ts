@@ -10,7 +10,7 @@ import { siteScope, type EndpointGenerations } from '../cache/endpoint-generatio
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import type { LogSink } from '../observability/log-sink.js'
 import { endpointKey, siteKey } from '../tree/surrogate-keys.js'
-import type { CdnParts } from './cdn.js'
+import type { CdnParts } from './after-swap.js'
 
 export interface EndpointPurgeOptions {
   readonly generations: EndpointGenerations
