@@ -23,9 +23,9 @@
 import { createHash } from 'node:crypto'
 import { bytesOf } from '../tree/detail-body.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
-import {
-  compressPart, frame, FRAME_HEADER_BYTES, metadataFields, metadataOf, type EncodeOptions, type SnapshotCompression, type SnapshotOrigin,
-} from './snapshot-codec.js'
+import { compressPart, type EncodeOptions, type SnapshotCompression } from './snapshot-compression.js'
+import { frame, FRAME_HEADER_BYTES } from './snapshot-framing.js'
+import { metadataFields, metadataOf, type SnapshotOrigin } from './snapshot-metadata.js'
 import { endsGroup, GROUP_RULE, groupEnds, type GroupRule } from './snapshot-groups.js'
 
 /** A range of an encoding's bytes, known by the SHA-256 of those bytes (base64url). */

@@ -28,10 +28,10 @@ import { createHash } from 'node:crypto'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { buildSnapshot, carryOver, patchSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
-import {
-  isCount, metadataFields, metadataOf, pageLine, readMetadata, readPage, syncedPageOf,
-  type Refusal, type SnapshotMetadata, type SnapshotOrigin,
-} from './snapshot-codec.js'
+import { pageLine, readPage } from './page-lines.js'
+import type { Refusal } from './refusal.js'
+import { syncedPageOf } from './snapshot-codec.js'
+import { isCount, metadataFields, metadataOf, readMetadata, type SnapshotMetadata, type SnapshotOrigin } from './snapshot-metadata.js'
 import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
 
 const PATCH_FORMAT_VERSION = 1
