@@ -36,8 +36,8 @@ const PARSER_MESSAGES: Readonly<Record<number, string>> = { 431: 'request header
 /**
  * No route declares a JSON schema: queries are checked as Wagtail checks them (its own error texts)
  * and answers are prepared bytes. Fastify loads its Ajv and fast-json-stringify compilers unless
- * given others, which took about 70 ms of every start (docs/performance.md, "a start decompresses
- * in place"); these are never called, and say so if a route ever brings a schema.
+ * given others, which was a noticeable part of every start (docs/performance.md, "A start
+ * decompresses in place"); these are never called, and say so if a route ever brings a schema.
  */
 function noSchemas(): never {
   throw new Error('cms-shield routes declare no JSON schemas: validate the request in the route')
