@@ -71,28 +71,17 @@ describe('after a synced swap', () => {
     expect(calls).toEqual(['save fp-1', 'gate fp-1', 'purge cms-page-3 at 42'])
   })
 
-  it('still waits for the gate and purges when announcing fails, with a warning', async () => {
-    const { steps, calls, warnings, open, logger } = fakeSteps({ announce: true })
+  it.each([
+    ['announcing', { announce: true }, 'snapshot: storing or announcing failed'],
+    ['the gate', { gate: true }, 'cdn purge: the gate failed; purging anyway'],
+  ] as const)('purges anyway, with a warning, when %s fails', async (_step, fail, warning) => {
+    const { steps, calls, warnings, open, logger } = fakeSteps(fail)
     const afterSwap = createAfterSwap(steps, logger)
     afterSwap.run(swap())
-    await open('save fp-1')
-    await open('announce fp-1 saved fp-1')
-    await open('gate fp-1')
+    for (const step of ['save fp-1', 'announce fp-1 saved fp-1', 'gate fp-1']) await open(step)
     await afterSwap.idle()
     expect(calls).toEqual(['save fp-1', 'announce fp-1 saved fp-1', 'gate fp-1', 'purge cms-page-3 at 42'])
-    expect(warnings).toEqual(['snapshot: storing or announcing failed'])
-  })
-
-  it('purges anyway, with a warning, when the gate fails', async () => {
-    const { steps, calls, warnings, open, logger } = fakeSteps({ gate: true })
-    const afterSwap = createAfterSwap(steps, logger)
-    afterSwap.run(swap())
-    await open('save fp-1')
-    await open('announce fp-1 saved fp-1')
-    await open('gate fp-1')
-    await afterSwap.idle()
-    expect(calls.at(-1)).toBe('purge cms-page-3 at 42')
-    expect(warnings).toEqual(['cdn purge: the gate failed; purging anyway'])
+    expect(warnings).toEqual([warning])
   })
 
   it('saves and announces without a purge target or without keys, and asks no gate', async () => {
