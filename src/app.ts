@@ -5,10 +5,11 @@
  *
  * Two phases. Phase 1 builds the parts in order, each from those built before it. A few parts are
  * read by parts built before them (the server reads the fast path built on it; the sync reads the
- * cluster built from it, and hands its swaps to the after-swap pipeline, which needs the cluster): those are `Late`
- * holders (`compose/late.ts`), set in phase 2, and reading one earlier throws an error naming it.
+ * cluster built from it, and hands its swaps to the after-swap pipeline, which needs the
+ * cluster): those are `Late` holders (`compose/late.ts`), set in phase 2, and reading one
+ * earlier throws an error naming it. Phase 2 then registers the routes and hooks.
  *
- *   upstream → caches → sync (+ persistence) → cluster → serving → operations → lifecycle
+ *   upstream → caches → persistence → sync → cluster → after-swap (CDN) → serving → operations → lifecycle
  * @module
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
