@@ -10,7 +10,7 @@ import path from 'node:path'
 
 /** Lowest first. A path is matched by its first segment under `src/` (a folder, or a top-level file). */
 export const LAYERS = [
-  ['foundation', ['errors.ts', 'timers.ts', 'deadline.ts', 'config', 'json']],
+  ['foundation', ['errors.ts', 'timers.ts', 'backoff.ts', 'deadline.ts', 'config', 'json']],
   ['observability', ['observability']],
   ['upstream', ['upstream']],
   ['tree', ['tree']],

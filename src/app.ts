@@ -3,7 +3,13 @@
  * (`docs/architecture.md`), each by its own module in `compose/`, with every dependency passed
  * in. It does not listen: `main.ts` does, and tests drive it with `inject()` or `listen({ port: 0 })`.
  *
- *   upstream → caches → sync (+ persistence) → cluster → serving → operations → lifecycle
+ * Two phases. Phase 1 builds the parts in order, each from those built before it. A few parts are
+ * read by parts built before them (the server reads the fast path built on it; the sync reads the
+ * cluster built from it, and hands its swaps to the after-swap pipeline, which needs the
+ * cluster): those are `Late` holders (`compose/late.ts`), set in phase 2, and reading one
+ * earlier throws an error naming it. Phase 2 then registers the routes and hooks.
+ *
+ *   upstream → caches → persistence → sync → cluster → after-swap (CDN) → serving → operations → lifecycle
  * @module
  */
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify'
@@ -13,7 +19,8 @@ import type { ReadThrough } from './cache/read-through.js'
 import type { SharedTier } from './cache/shared-tier.js'
 import type { MemoryStore } from './cache/stores/memory-store.js'
 import { composeCaches } from './compose/caches.js'
-import { composeCdn, type CdnParts } from './compose/cdn.js'
+import { createAfterSwap, OPEN_GATE, type AfterSwap, type CdnParts } from './compose/after-swap.js'
+import { composeCdn } from './compose/cdn.js'
 import { clockOf } from './compose/clock.js'
 import { composeCluster, instanceOwner } from './compose/cluster.js'
 import { registerLifecycle } from './compose/lifecycle.js'
@@ -26,7 +33,9 @@ import { composeServing } from './compose/serving.js'
 import { composeSync } from './compose/sync.js'
 import { composeUpstream } from './compose/upstream.js'
 import { createEndpointPurge } from './compose/endpoint-purge.js'
+import { assertConnected, late as lateHolder } from './compose/late.js'
 import type { Config } from './config/load-config.js'
+import type { FastPath } from './http/fast-path.js'
 import type { PagesService } from './http/pages-service.js'
 import type { Metrics } from './observability/metrics.js'
 import { createShieldEvents, type ShieldEvents } from './observability/shield-events.js'
@@ -69,7 +78,7 @@ export interface Shield {
   requestRefresh(request: RefreshRequest): void
   /** What happens, for metrics and logs. */
   readonly events: ShieldEvents
-  /** CDN purging after each synced swap (docs/cdn-purging.md); `cdn.delivery` is undefined without a target. */
+  /** What follows each synced swap, up to the CDN purge (docs/cdn-purging.md); `cdn.delivery` is undefined without a target. */
   readonly cdn: CdnParts
   readonly memoryTier: MemoryStore
   readonly metrics: Metrics
@@ -84,36 +93,53 @@ declare module 'fastify' {
 }
 
 export async function buildApp(config: Config, deps: AppDependencies = {}): Promise<FastifyInstance> {
+  // Phase 1 builds every part, each from parts built before it. Three are read by parts built
+  // before them, and only once requests and syncs run; they are held by `Late` until phase 2.
+  const late = {
+    fastPath: lateHolder<FastPath | undefined>('the fast path (serving)'),
+    cluster: lateHolder<ClusterCoordinator | undefined>('the cluster'),
+    afterSwap: lateHolder<AfterSwap>('the after-swap pipeline'),
+  }
   const clock = clockOf(deps)
   const events = createShieldEvents()
-  // The closures below read parts built after them; they run only once requests and syncs do.
   const privateApis = privateApiPaths(config.privateApis)
   const app = Fastify(serverOptions({
-    config, logger: deps.logger, logStream: deps.logStream, fastPath: () => serving.fastPath, preparedHeaders: privateApis.preparedHeaders === 'private',
+    config, logger: deps.logger, logStream: deps.logStream, fastPath: late.fastPath.get, preparedHeaders: privateApis.preparedHeaders === 'private',
   }))
   const logger = app.log
   logPrivateApiPaths(logger, privateApis, config.privateApis)
 
   const upstream = composeUpstream({ config, dispatcher: deps.dispatcher, logger, events, now: clock.now, random: clock.random })
   const caches = composeCaches({ config, upstream, logger, events, clock })
-  const persistence = composePersistence(config, caches.shared, logger, clock.now)
-  const cdn = composeCdn({ config, logger, events, clock, gate: () => purgeGate, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
-  const sync = composeSync({
-    config, upstream, persistence, cluster: () => cluster, logger, events, clock,
-    onSyncedSwap: (swap) => cdn.purgeAfterSwap(swap.purgeKeys, swap.snapshot.fingerprint, swap.swappedAt, swap.stored),
-  })
   const { shared } = caches
+  const persistence = composePersistence(config, shared, logger, clock.now)
+  const sync = composeSync({
+    config, upstream, cluster: late.cluster.get, logger, events, clock, onSyncedSwap: (swap) => late.afterSwap.get().run(swap),
+  })
   const owner = instanceOwner()
   const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, endpointGenerations: caches.endpointGenerations, logger, events, clock }) : undefined
   const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
-  // Without Redis the CDN's own gate: the one instance serves what it synced the moment it swaps.
-  const purgeGate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : undefined
+  // Without Redis the open gate: the one instance serves what it synced the moment it swaps.
+  const gate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : OPEN_GATE
+  const delivery = composeCdn({ config, logger, events, clock, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
+  const cdn = createAfterSwap({
+    save: persistence ? (snapshot) => persistence.save(snapshot) : undefined,
+    announce: (snapshot, saved) => cluster?.announce(snapshot, saved),
+    gate,
+    purge: delivery,
+  }, logger)
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
-
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, endpointGenerations: caches.endpointGenerations, events, now: clock.now })
-  const purgeScope = createEndpointPurge({ generations: caches.endpointGenerations, cluster: () => cluster, cdn, now: clock.now, logger })
+  const purgeScope = createEndpointPurge({ generations: caches.endpointGenerations, cluster, cdn, now: clock.now, logger })
   const operations = { config, sync, caches, cluster, requestRefresh, purgeScope, events, now: clock.now, privateApis }
   const metrics = composeMetrics(operations)
+
+  // Phase 2 connects the parts read before they were built, then registers the routes and hooks.
+  late.fastPath.set(serving.fastPath)
+  late.cluster.set(cluster)
+  late.afterSwap.set(cdn)
+  assertConnected(late)
+
   const { readThrough, budget, memoryTier } = caches
   const { pages, fastPath } = serving
   app.decorate('shield', {

@@ -3,12 +3,13 @@
  * before it starts; run on hand-driven timers so nothing here sleeps.
  */
 import { describe, expect, it } from 'vitest'
-import { settleWithin, TimeoutError, type DeadlineTimers } from './deadline.js'
+import { settleWithin, TimeoutError } from './deadline.js'
+import type { Timers } from './timers.js'
 
 function handTimers() {
   const pending = new Map<number, () => void>()
   let next = 0
-  const timers: DeadlineTimers = {
+  const timers: Timers = {
     setTimeout(callback) {
       pending.set(++next, callback)
       return next

@@ -12,6 +12,7 @@
  * by itself (the ready check, AUTH, SELECT, re-subscribing after a reconnect), which no caller sees.
  * @module
  */
+import { realTimers, type Timers } from './timers.js'
 
 /** Rejected with when a wait passes its deadline. */
 export class TimeoutError extends Error {
@@ -19,21 +20,12 @@ export class TimeoutError extends Error {
   readonly code: string = 'TIMEOUT'
 }
 
-export interface DeadlineTimers {
-  setTimeout(callback: () => void, ms: number): unknown
-  clearTimeout(handle: unknown): void
-}
-
-/** Unref'd: a deadline alone never keeps the process up; the work it bounds holds what it needs. */
-const realTimers: DeadlineTimers = {
-  setTimeout: (callback, ms) => setTimeout(callback, ms).unref(),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-}
 
 export interface DeadlineOptions {
   /** What to reject with at the deadline; by default a {@link TimeoutError} naming `what`. */
   readonly timeoutError?: () => Error
-  readonly timers?: DeadlineTimers
+  /** Default: Node's, unref'd: a deadline alone never keeps the process up; the work it bounds holds what it needs. */
+  readonly timers?: Timers
 }
 
 /**

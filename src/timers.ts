@@ -1,6 +1,7 @@
 /**
  * The one way cms-shield's long-lived parts (the sync loop, the leader lease, the read-through
- * gate) set timers: passed in as a dependency, so tests fire them by hand instead of sleeping.
+ * gate, the deadlines of `deadline.ts`) set timers: passed in as a dependency, so tests fire them
+ * by hand instead of sleeping.
  * A foundation module like `errors.ts`: it imports nothing, and every layer may import it.
  * @module
  */

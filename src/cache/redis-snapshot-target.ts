@@ -3,8 +3,8 @@
  * manifest (`persist/chunk-manifest.ts`) and each chunk lives at
  * `${prefix}snapshot:chunk:<digest>`. Consecutive whole saves share almost all their chunks (the
  * encoder reuses every group an edit did not touch, `persist/snapshot-encoder.ts`), so a whole
- * save after a one-page edit sends Redis the manifest and the few new chunks, tens of KB, not the
- * 25 MB of the whole snapshot at 100,000 pages (docs/performance.md, "Whole saves sent by chunk").
+ * save after a one-page edit sends Redis the manifest and the few new chunks, not the whole
+ * snapshot (docs/performance.md, "Whole saves sent by chunk").
  *
  * Writing, in a handful of round trips (pipelines; a Cluster gets the same commands one by one,
  * all in flight at once, since a pipeline there must stay within one slot):
@@ -61,7 +61,7 @@ const REUSE_MARGIN_MS = 60_000
  * A writer trusts the manifest it wrote last (its chunks were stored and persisted then) for at
  * most this long after it last asked about every chunk: a chunk lost since (evicted under an
  * `allkeys-*` policy, deleted by hand) is stored again by the next whole save after that, at the
- * cost of asking the TTL of every chunk once (about 110 KB of commands at 100,000 pages, docs/performance.md).
+ * cost of asking the TTL of every chunk once (docs/performance.md, "Whole saves sent by chunk").
  */
 export const TRUST_MS = 60 * 60_000
 

@@ -33,6 +33,14 @@ function flightOn(redis: SharedFlightRedis, subscriber: SharedFlightSubscriber, 
 const lockHeldElsewhere: SharedFlightRedis = { set: async () => null, publish: async () => 0, del: async () => 0 }
 
 /** A subscriber driven by hand: `subscribe` answers as `accept` says; `drop()` emits `close`, `ready()` `ready`. */
+/** A flight whose subscriber refuses until `accept` is set; `subscribed` once it is ready. */
+function subscribingFlight() {
+  const subscribing = { accept: false, subscribed: false, hand: undefined as unknown as ReturnType<typeof handSubscriber> }
+  subscribing.hand = handSubscriber(() => subscribing.accept)
+  void flightOn(lockHeldElsewhere, subscribing.hand.subscriber, 'p:').ready().then(() => (subscribing.subscribed = true))
+  return subscribing
+}
+
 function handSubscriber(accept: () => boolean) {
   const emitter = new EventEmitter()
   let attempts = 0
@@ -96,35 +104,29 @@ describe('shared flight subscription', () => {
   })
 
   it('subscribes the moment its connection reports ready, not at the next retry', async () => {
-    let accept = false
-    const hand = handSubscriber(() => accept)
-    const flight = flightOn(lockHeldElsewhere, hand.subscriber, 'p:')
-    let subscribed = false
-    void flight.ready().then(() => (subscribed = true))
+    const subscribing = subscribingFlight()
+    const { hand } = subscribing
     await sleep(20)
     expect(hand.attempts()).toBe(1)
-    accept = true
+    subscribing.accept = true
     const readyAt = performance.now()
     hand.ready()
-    for (let i = 0; i < 100 && !subscribed; i++) await sleep(2)
-    expect(subscribed).toBe(true)
+    for (let i = 0; i < 100 && !subscribing.subscribed; i++) await sleep(2)
+    expect(subscribing.subscribed).toBe(true)
     // The retry timer would have fired 200 ms after the first failure.
     expect(performance.now() - readyAt).toBeLessThan(150)
     expect(hand.attempts()).toBe(2)
   })
 
   it('keeps retrying a subscription that fails, and stops once closed', async () => {
-    let accept = false
-    const hand = handSubscriber(() => accept)
-    const flight = flightOn(lockHeldElsewhere, hand.subscriber, 'p:')
-    let subscribed = false
-    void flight.ready().then(() => (subscribed = true))
+    const subscribing = subscribingFlight()
+    const { hand } = subscribing
     for (let i = 0; i < 100 && hand.attempts() < 2; i++) await sleep(10)
     expect(hand.attempts()).toBeGreaterThanOrEqual(2)
-    expect(subscribed).toBe(false)
-    accept = true
-    for (let i = 0; i < 200 && !subscribed; i++) await sleep(10)
-    expect(subscribed).toBe(true)
+    expect(subscribing.subscribed).toBe(false)
+    subscribing.accept = true
+    for (let i = 0; i < 200 && !subscribing.subscribed; i++) await sleep(10)
+    expect(subscribing.subscribed).toBe(true)
 
     const refused = handSubscriber(() => false)
     const closed = flightOn(lockHeldElsewhere, refused.subscriber, 'q:')

@@ -7,7 +7,7 @@
  * @module
  */
 import type { LogSink } from '../observability/log-sink.js'
-import { syncRetryDelay } from '../sync/backoff.js'
+import { retryDelay } from '../backoff.js'
 import type { Timers } from '../timers.js'
 import { ALL_PAGES_KEY } from '../tree/surrogate-keys.js'
 import type { PurgeAnswer, PurgeTarget, TargetName } from './purge-target.js'
@@ -138,7 +138,7 @@ export function createPurgeDelivery(options: PurgeDeliveryOptions): PurgeDeliver
           report(target, 'failed', batch.size, lagMs)
           break
         }
-        const backoff = syncRetryDelay(attempt, retryCap, options.random)
+        const backoff = retryDelay(attempt, retryCap, options.random)
         const delayMs = Math.min(retryCap, Math.max(backoff, answer.retryAfterMs ?? 0))
         if (lagMs + delayMs > options.giveUpAfterMs) {
           logger.warn({ ...where, reason: answer.reason }, 'cdn purge: given up, the cached copies expire by themselves now')

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isRedisUp, type RedisClient } from '../cache/stores/redis-client.js'
 import { ownRedisServer } from '../../test/helpers/redis-server.js'
+import { faultyCommands } from '../../test/helpers/faulty-commands.js'
 import { recordingLogger } from '../../test/helpers/recording-logger.js'
 import { suiteRedisClients, suiteSharedRedis, until } from '../../test/helpers/redis-clients.js'
 import { RedisCommandTimeoutError } from '../cache/stores/bounded-command.js'
@@ -204,23 +205,14 @@ describe('leader lease on a real Redis', () => {
   })
 })
 
-type Mode = 'ok' | 'fail' | 'hang' | 'throw'
-
 /** A stub with the real semantics of SET NX PX and the two scripts, over a manual clock. */
 function stubRedis(clock: { now: number }) {
   const data = new Map<string, { value: string; expiresAt: number }>()
-  const state = { mode: 'ok' as Mode, calls: [] as string[] }
+  const { state, run } = faultyCommands()
   const read = (key: string) => {
     const entry = data.get(key)
     if (entry && entry.expiresAt <= clock.now) data.delete(key)
     return data.get(key)?.value
-  }
-  const run = <T>(call: string, answer: () => T): Promise<T> => {
-    state.calls.push(call)
-    if (state.mode === 'throw') throw new Error('synchronous client bug')
-    if (state.mode === 'fail') return Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"))
-    if (state.mode === 'hang') return new Promise<T>(() => {})
-    return Promise.resolve(answer())
   }
   const redis: LeaseRedis = {
     set: (key, value, _px, ms) =>

@@ -21,17 +21,16 @@
  */
 import { boundedCommand } from '../cache/stores/bounded-command.js'
 import { realTimers, type Timers } from '../timers.js'
-import type { LogSink } from '../observability/log-sink.js'
+import type { ClusterLogger, ScriptRedis } from './redis-commands.js'
 
 export type LeaseRole = 'leader' | 'follower' | 'standalone'
 
-/** The two commands the lease sends; an ioredis `Redis` or `Cluster` satisfies it, and so can a stub. */
-export interface LeaseRedis {
+/** The two commands the lease sends: a script, and taking the key. */
+export interface LeaseRedis extends ScriptRedis {
   set(key: string, value: string, millisecondsToken: 'PX', milliseconds: number, nx: 'NX'): Promise<'OK' | null>
-  eval(script: string, numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
 }
 
-export type LeaderLeaseLogger = Pick<LogSink, 'info' | 'warn'>
+export type LeaderLeaseLogger = ClusterLogger
 
 export interface LeaderLeaseOptions {
   readonly redis: LeaseRedis

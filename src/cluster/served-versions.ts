@@ -22,15 +22,13 @@
  * @module
  */
 import { boundedCommand } from '../cache/stores/bounded-command.js'
-import type { LogSink } from '../observability/log-sink.js'
+import type { ClusterLogger, ScriptRedis } from './redis-commands.js'
 import { realTimers, type Timers } from '../timers.js'
 
-/** The one command sent; an ioredis `Redis` or `Cluster` satisfies it, and so can a stub. */
-export interface ServedVersionsRedis {
-  eval(script: string, numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>
-}
+/** The one command sent: a script. */
+export type ServedVersionsRedis = ScriptRedis
 
-export type ServedVersionsLogger = Pick<LogSink, 'info' | 'warn'>
+export type ServedVersionsLogger = ClusterLogger
 
 export interface ServedVersionsOptions {
   readonly redis: ServedVersionsRedis

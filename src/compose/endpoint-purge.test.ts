@@ -12,12 +12,12 @@ describe('a PURGE of another endpoint', () => {
     let told: (() => void) | undefined
     const purge = createEndpointPurge({
       generations,
-      cluster: () => ({
+      cluster: {
         shareEndpointGeneration: (endpoint, generation) => {
           steps.push(`share ${endpoint} ${generation}`)
           return new Promise<void>((resolve) => (told = resolve))
         },
-      }),
+      },
       cdn: { delivery: { enqueue: (keys: readonly string[], at: number) => steps.push(`purge ${keys.join(' ')} at ${at}`) } as never },
       now: () => 42,
       logger: quiet,
@@ -34,8 +34,8 @@ describe('a PURGE of another endpoint', () => {
     const purged: string[] = []
     const delivery = { enqueue: (keys: readonly string[]) => purged.push(...keys) } as never
     const generations = createEndpointGenerations({ now: () => 7, random: () => 0 })
-    createEndpointPurge({ generations, cluster: () => ({ shareEndpointGeneration: () => Promise.reject(new Error('redis down')) }), cdn: { delivery }, now: () => 1, logger: quiet }).endpoint('documents')
-    createEndpointPurge({ generations, cluster: () => undefined, cdn: { delivery }, now: () => 1, logger: quiet }).endpoint('images')
+    createEndpointPurge({ generations, cluster: { shareEndpointGeneration: () => Promise.reject(new Error('redis down')) }, cdn: { delivery }, now: () => 1, logger: quiet }).endpoint('documents')
+    createEndpointPurge({ generations, cluster: undefined, cdn: { delivery }, now: () => 1, logger: quiet }).endpoint('images')
     await settle()
     await settle()
     expect(purged.sort()).toEqual(['cms-endpoint-documents', 'cms-endpoint-images'])

@@ -10,11 +10,11 @@ import { siteScope, type EndpointGenerations } from '../cache/endpoint-generatio
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import type { LogSink } from '../observability/log-sink.js'
 import { endpointKey, siteKey } from '../tree/surrogate-keys.js'
-import type { CdnParts } from './cdn.js'
+import type { CdnParts } from './after-swap.js'
 
 export interface EndpointPurgeOptions {
   readonly generations: EndpointGenerations
-  readonly cluster: () => Pick<ClusterCoordinator, 'shareEndpointGeneration'> | undefined
+  readonly cluster: Pick<ClusterCoordinator, 'shareEndpointGeneration'> | undefined
   readonly cdn: Pick<CdnParts, 'delivery'>
   readonly now: () => number
   readonly logger: Pick<LogSink, 'warn'>
@@ -31,7 +31,7 @@ export function createEndpointPurge(options: EndpointPurgeOptions): ScopePurge {
   function purge(scope: string, cdnKey: string): void {
     const generation = options.generations.renew(scope)
     const purgedAt = options.now()
-    void Promise.resolve(options.cluster()?.shareEndpointGeneration(scope, generation))
+    void Promise.resolve(options.cluster?.shareEndpointGeneration(scope, generation))
       .catch((error: unknown) => options.logger.warn({ err: error, scope }, 'purge: could not tell the other instances'))
       .then(() => options.cdn.delivery?.enqueue([cdnKey], purgedAt))
   }

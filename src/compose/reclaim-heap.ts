@@ -2,7 +2,7 @@
  * Gives V8's heap back after the start's full sync (docs/performance.md, "memory at 100,000
  * pages"). A full sync promotes the garbage of thousands of requests and parsed windows into the
  * old generation; when it ends, nothing makes V8 collect again, so the fragmented old-space pages
- * and the grown young generation stay committed (a third of the heap at 100,000 pages) until
+ * and the grown young generation stay committed (a large share of the heap) until
  * allocation resumes. V8's memory-reducing collection — compacting, and shrinking the young
  * generation — is reachable without `--expose-gc` through the inspector protocol's
  * `HeapProfiler.collectGarbage`, in process, with no port opened and nothing exposed to requests.
@@ -42,16 +42,16 @@ export function reclaimHeap(): Promise<boolean> {
 export const skipReclaim = (): Promise<boolean> => Promise.resolve(false)
 
 /**
- * The smallest tree after which the heap is compacted: at 100,000 pages it gives back a third of
- * the heap (docs/performance.md); at a few thousand, a few MiB, and the collection would only cost
- * its pause.
+ * The smallest tree after which the heap is compacted: on a large tree it gives back a large share
+ * of the heap (docs/performance.md, "Memory at 100,000 pages"); on a small one, little, and the
+ * collection would only cost its pause.
  */
 export const RECLAIM_FROM_PAGES = 10_000
 
 /**
  * How long after a loaded snapshot is swapped in the collection waits: a warm start reads the
  * snapshot before it listens, and collecting at once held its readiness back by the collection's
- * 150–250 ms at 100,000 pages (docs/performance.md); a little later it pauses the instance once,
+ * pause (docs/performance.md, "Memory at 100,000 pages"); a little later it pauses the instance once,
  * as the collection after a warm-started leader's first full sync does.
  */
 export const AFTER_LOAD_DELAY_MS = 5_000

@@ -10,7 +10,7 @@ import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import { createServedVersions, type ServedVersions } from '../cluster/served-versions.js'
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
-import type { PurgeGate } from './cdn.js'
+import type { PurgeGate } from './after-swap.js'
 import type { Clock } from './clock.js'
 import { clusterPollMs } from './cluster.js'
 

@@ -22,7 +22,10 @@ export interface ServerOptions {
   /** Replaces cms-shield's logger options altogether (`false` for silence). */
   readonly logger?: FastifyServerOptions['logger'] | undefined
   readonly logStream?: { write(line: string): void } | undefined
-  /** Bound once serving is composed; until then (and with FAST_PATH=false) Fastify answers all. */
+  /**
+   * Read at each request: the fast path is built on the server (`app.ts` connects it in phase 2).
+   * `undefined` with FAST_PATH=false: Fastify answers all.
+   */
   readonly fastPath: () => FastPath | undefined
   /** Whether responses take prepared header blocks; default: PRIVATE_APIS and the module's self-check. */
   readonly preparedHeaders?: boolean
@@ -33,8 +36,8 @@ const PARSER_MESSAGES: Readonly<Record<number, string>> = { 431: 'request header
 /**
  * No route declares a JSON schema: queries are checked as Wagtail checks them (its own error texts)
  * and answers are prepared bytes. Fastify loads its Ajv and fast-json-stringify compilers unless
- * given others, which took about 70 ms of every start (docs/performance.md, "a start decompresses
- * in place"); these are never called, and say so if a route ever brings a schema.
+ * given others, which was a noticeable part of every start (docs/performance.md, "A start
+ * decompresses in place"); these are never called, and say so if a route ever brings a schema.
  */
 function noSchemas(): never {
   throw new Error('cms-shield routes declare no JSON schemas: validate the request in the route')

@@ -1,17 +1,18 @@
 /**
  * The sync part: the loop that keeps the snapshot, and what follows each run and each swap (the
- * tree diff's log line, the events, storing and announcing what this instance synced).
+ * tree diff's log line, the events); what follows a swap this instance synced (storing,
+ * announcing, purging) is `compose/after-swap.ts`.
  * @module
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
-import type { SnapshotPersistence } from '../persist/snapshot-persistence.js'
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import { createSyncService, type SyncResult, type SyncService } from '../sync/sync-service.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
 import { mountOf } from '../config/api-mount.js'
+import type { SyncedSwap } from './after-swap.js'
 import type { Clock } from './clock.js'
 import { AFTER_LOAD_DELAY_MS, createHeapReclaimer, reclaimHeap, skipReclaim } from './reclaim-heap.js'
 import type { UpstreamParts } from './upstream.js'
@@ -19,31 +20,17 @@ import type { UpstreamParts } from './upstream.js'
 export interface SyncOptions {
   readonly config: Config
   readonly upstream: Pick<UpstreamParts, 'get' | 'rewriteUrl'>
-  readonly persistence: SnapshotPersistence | undefined
-  /** The cluster is built from the sync, so it is read when a run ends, not now. */
+  /** Read when a run ends: the cluster is built from the sync (`app.ts` connects it in phase 2). */
   readonly cluster: () => ClusterCoordinator | undefined
   readonly logger: FastifyBaseLogger
   readonly events: ShieldEvents
   readonly clock: Clock
-  /**
-   * At each swap of a snapshot this instance synced, with the promise of its being stored and
-   * announced (resolved at once without persistence): the CDN purge of its changed keys
-   * (`compose/cdn.ts`), which waits for that promise.
-   */
+  /** At each swap of a snapshot this instance synced: the after-swap pipeline (`compose/after-swap.ts`). */
   readonly onSyncedSwap?: (swap: SyncedSwap) => void
 }
 
-export interface SyncedSwap {
-  readonly purgeKeys: readonly string[]
-  readonly snapshot: Snapshot
-  /** ms since the epoch. */
-  readonly swappedAt: number
-  /** Settles (never rejects) once the snapshot is stored and announced, or storing failed. */
-  readonly stored: Promise<void>
-}
-
 export function composeSync(options: SyncOptions): SyncService {
-  const { config, logger, events, persistence, cluster } = options
+  const { config, logger, events, cluster } = options
   const reclaimOnce = createHeapReclaimer({ logger, reclaim: config.privateApis ? reclaimHeap : skipReclaim })
   return createSyncService({
     get: options.upstream.get,
@@ -72,16 +59,12 @@ export function composeSync(options: SyncOptions): SyncService {
         source,
         changedPages: change.added.length + change.removed.length + new Set([...change.changed, ...change.moved]).size,
       })
-      // Only what this instance synced is stored and announced; the others' is already in Redis.
+      // Only what this instance synced is stored, announced and purged; the others' is already in Redis.
       if (source !== 'sync') {
         if (previous === undefined) reclaimOnce(snapshot.pages.length, 'loading the first snapshot', AFTER_LOAD_DELAY_MS)
         return
       }
-      const swappedAt = options.clock.now()
-      const saved = persistence ? persistence.save(snapshot).then((saved) => cluster()?.announce(snapshot, saved)) : Promise.resolve()
-      // Settled either way: a purge follows even a failed store, the purge gate decides how long to wait.
-      const stored = saved.then(() => undefined, (error: unknown) => logger.warn({ err: error }, 'snapshot: storing or announcing failed'))
-      options.onSyncedSwap?.({ purgeKeys: change.purgeKeys, snapshot, swappedAt, stored })
+      options.onSyncedSwap?.({ purgeKeys: change.purgeKeys, snapshot, swappedAt: options.clock.now() })
     },
   })
 }

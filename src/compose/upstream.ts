@@ -57,7 +57,8 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
   const readThroughHttp = client('read_through', config.readThroughConcurrency)
   const get: UpstreamGet = async (pathAndQuery, signal, trafficClass) => {
     const response = await http.get(pathAndQuery, { ...(signal ? { signal } : {}), ...(trafficClass ? { trafficClass } : {}) })
-    // Decoded at once: a getter that decoded on first read kept ~75 MiB more after a 100k-page sync.
+    // Decoded at once: a getter that decoded on first read kept more memory after a large sync
+    // (docs/performance.md, "Memory at 100,000 pages").
     return { status: response.status, contentType: response.contentType, headers: response.headers, bytes: response.body, text: response.text() }
   }
   return {

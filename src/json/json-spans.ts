@@ -285,20 +285,14 @@ export function parseJsonSpans(text: string, options: ParseOptions = {}): JsonNo
         attach(node)
         break
       case 116: // t
-        pos = expectWord('true', pos)
-        node = { kind: 'true', start, end: pos }
-        attach(node)
-        break
       case 102: // f
-        pos = expectWord('false', pos)
-        node = { kind: 'false', start, end: pos }
+      case 110: { // n
+        const word = c === 116 ? 'true' : c === 102 ? 'false' : 'null'
+        pos = expectWord(word, pos)
+        node = { kind: word, start, end: pos }
         attach(node)
         break
-      case 110: // n
-        pos = expectWord('null', pos)
-        node = { kind: 'null', start, end: pos }
-        attach(node)
-        break
+      }
       default:
         if (c === MINUS || (c >= ZERO && c <= NINE)) {
           pos = scanNumber(pos)

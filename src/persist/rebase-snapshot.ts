@@ -9,8 +9,8 @@
  * which snapshot they serve whatever their BASE_URL (docs/architecture.md, "Sync, bytes and index in brief").
  *
  * Listing items are rewritten at once: the tree is indexed from them. A detail body is rewritten
- * when it is first read, like a stored detail is decompressed (`details-part.ts`): at 100,000
- * pages, rewriting every body on load took 16–18 s of CPU and 1.2 GB of memory, for bodies most of
+ * when it is first read, like a stored detail is decompressed (`details-part.ts`): rewriting every
+ * body on load cost a large tree many seconds of CPU and as much memory again, for bodies most of
  * which nobody reads before the next load (docs/performance.md, "A snapshot from another
  * BASE_URL").
  * @module

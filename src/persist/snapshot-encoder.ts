@@ -23,9 +23,9 @@
 import { createHash } from 'node:crypto'
 import { bytesOf } from '../tree/detail-body.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
-import {
-  compressPart, frame, FRAME_HEADER_BYTES, metadataFields, metadataOf, type EncodeOptions, type SnapshotCompression, type SnapshotOrigin,
-} from './snapshot-codec.js'
+import { compressPart, type EncodeOptions, type SnapshotCompression } from './snapshot-compression.js'
+import { frame, FRAME_HEADER_BYTES } from './snapshot-framing.js'
+import { metadataFields, metadataOf, type SnapshotOrigin } from './snapshot-metadata.js'
 import { endsGroup, GROUP_RULE, groupEnds, type GroupRule } from './snapshot-groups.js'
 
 /** A range of an encoding's bytes, known by the SHA-256 of those bytes (base64url). */
@@ -89,8 +89,8 @@ const PARALLEL_COMPRESSIONS = 2
 /**
  * The metadata's part and group tables are cut after a group whose key hits 1 in this many: a
  * one-page edit changes one group's entries, so a store that keeps chunks receives a piece of
- * about 32 groups' entries (under 1 KB) again, not the whole tables (about 45 KB at 100,000
- * pages), while each piece costs the manifest 36 bytes. The cuts depend on the groups' keys, not
+ * a few dozen groups' entries again, not the whole tables, while each piece costs the manifest
+ * one entry (`chunk-manifest.ts`). The cuts depend on the groups' keys, not
  * on their positions, so an inserted group moves no other cut.
  */
 const METADATA_ONE_IN = 32
@@ -133,7 +133,7 @@ export function createSnapshotEncoder(options: SnapshotEncoderOptions = {}): Sna
   // A number for each record this encoder has seen. Records are immutable, and an unchanged page
   // is carried into the next snapshot as the same record (`recordOf` in `tree/build-snapshot.ts`):
   // a group of the same records as a kept one is that group, found without making its rows or
-  // hashing them (about 100 ms at 100,000 pages). A page that moved in the tree order (after an
+  // hashing them (which a large tree pays for dearly). A page that moved in the tree order (after an
   // insert before it) is a new record with the same row, and is found by its fields' key.
   const numbers = new WeakMap<PageRecord, number>()
   let counted = 0

@@ -4,8 +4,7 @@
  *
  * The patches stored after it (`snapshot-patch.ts`) are appended to a sidecar, `<path>.patches`,
  * each as a 4-byte big-endian length and the patch: an edit then costs one small append and one
- * fsync, where rewriting the file would cost encoding the whole tree (about a second of CPU at
- * 100,000 pages) and writing tens of MB. Writing the full file removes the sidecar after the
+ * fsync, where rewriting the file would cost encoding and writing the whole tree. Writing the full file removes the sidecar after the
  * rename; a crash between the two leaves patches whose base is the older snapshot, which a reader
  * ignores (`patch-chain.ts`), as it ignores a last record cut short by a crash.
  * @module

@@ -25,14 +25,12 @@ export interface GroupRule {
 }
 
 /**
- * Details are about 2 KB a page (listing texts 300–500 B): a group holds about 80 pages before it
- * may end, then ends after each page with a chance of 1 in 16, so a typical group is 160–200 KiB
- * of details (at 100,000 pages, 1,136 groups of 193 KiB on average), and about 1 in 20 runs into
- * the slab's 256 KiB ((15/16)^48). Each group is compressed alone, so brotli shares less across
- * pages the smaller the groups: measured on that snapshot, 64 KiB and 1 in 32 (groups of ~130
- * KiB) stored 27.8 MB, this rule 25.4 MB, format 3's whole-snapshot fields and texts parts and
- * 256 KiB details parts 21.8 MB (docs/performance.md, "Whole saves that reuse"). Closer to the
- * slab, more groups would end on the bound, where cuts no longer depend on content alone.
+ * A group holds `minBytes` of details before it may end, then ends after each page with a chance
+ * of 1 in `oneIn`, so a typical group is somewhat more than `minBytes`, and few run into the
+ * slab's bound (`maxBytes`). Each group is compressed alone, so brotli shares less across pages
+ * the smaller the groups: smaller groups stored a larger snapshot, and this rule stays close to
+ * format 3's few large parts (docs/performance.md, "Whole saves that reuse"). Closer to the slab,
+ * more groups would end on the bound, where cuts no longer depend on content alone.
  */
 export const GROUP_RULE: GroupRule = { minBytes: 160 * 1024, oneIn: 16, maxBytes: SLAB_BYTES }
 

@@ -1,9 +1,8 @@
 /**
  * A snapshot stored as what changed since another: the pages replaced or added, the new tree order
  * when it is not the base's, and the rest of the new snapshot's metadata, keyed by the base's
- * fingerprint and the result's (docs/architecture.md#persistence). At 100,000 pages a one-page
- * edit stored whole costs about a second of CPU and tens of MB; as a patch it costs what the page
- * does, and whoever holds the base rebuilds the new snapshot exactly as the syncing instance did,
+ * fingerprint and the result's (docs/architecture.md#persistence). A one-page edit stored whole
+ * costs what the whole tree does; as a patch it costs what the page does, and whoever holds the base rebuilds the new snapshot exactly as the syncing instance did,
  * checked by the fingerprint.
  *
  * ```
@@ -28,10 +27,10 @@ import { createHash } from 'node:crypto'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { buildSnapshot, carryOver, patchSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
-import {
-  isCount, metadataFields, metadataOf, pageLine, readMetadata, readPage, syncedPageOf,
-  type Refusal, type SnapshotMetadata, type SnapshotOrigin,
-} from './snapshot-codec.js'
+import { pageLine, readPage } from './page-lines.js'
+import type { Refusal } from './refusal.js'
+import { syncedPageOf } from './snapshot-codec.js'
+import { isCount, metadataFields, metadataOf, readMetadata, type SnapshotMetadata, type SnapshotOrigin } from './snapshot-metadata.js'
 import { rebasePages, sameBaseUrl } from './rebase-snapshot.js'
 
 const PATCH_FORMAT_VERSION = 1

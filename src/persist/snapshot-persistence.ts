@@ -91,11 +91,11 @@ export interface SnapshotPersistenceOptions extends SnapshotOrigin, EncodeOption
 }
 
 /**
- * At 100,000 pages the first whole save costs about 2 s of CPU (serialising every page,
- * compressing); later ones compress only the groups that changed (`snapshot-encoder.ts`), about
- * 0.1 s after a one-page edit, more after a sync that changed many pages. An edit is swapped in within a fraction of a second, so a stream of edits would otherwise keep
- * saving back to back and take a core from the requests (throughput during swaps would fall to
- * a third with SNAPSHOT_FILE set). With a share of 0.2, saving takes at most a fifth of the time;
+ * On a large tree the first whole save costs seconds of CPU (serialising every page, compressing);
+ * later ones compress only the groups that changed (`snapshot-encoder.ts`), little after a
+ * one-page edit, more after a sync that changed many pages. An edit is swapped in far sooner than
+ * that, so a stream of edits would otherwise keep saving back to back and take a core from the
+ * requests (docs/performance.md, "Edits across a cluster"). With a share of 0.2, saving takes at most a fifth of the time;
  * the newest snapshot is always the one written, and small trees, whose saves take milliseconds,
  * wait milliseconds.
  */
@@ -331,7 +331,7 @@ export function createSnapshotPersistence(options: SnapshotPersistenceOptions): 
     forgetStored() {
       stored = undefined
       // The role changed: a follower that no longer saves keeps no compressed groups (about the
-      // stored size, 25 MB at 100,000 pages); a new leader's first whole save compresses every group.
+      // stored size); a new leader's first whole save compresses every group.
       encoder.forget()
     },
 

@@ -93,8 +93,8 @@ export interface ListingPass {
 
 /**
  * A listed page whose strings own their characters. Everything read out of a window is a slice of
- * its body, and the pages outlive the window's parse by the whole details phase (a full sync at
- * 100,000 pages: 400 bodies, about 100 MB, pinned until the snapshot replaced them). Copied here,
+ * its body, and the pages outlive the window's parse by the whole details phase (a full sync of a
+ * large tree kept every window's body pinned until the snapshot replaced them). Copied here,
  * each body is garbage as soon as it is parsed, and the page's details reuse these strings
  * (`fetchDetail`) instead of copying them again. Type names are shared: a tree has a few dozen.
  */
@@ -128,8 +128,8 @@ interface WindowRead {
 
 /**
  * The listing pass behind {@link fetchListing}. The first window tells the total; the others are
- * read `options.concurrency` at a time (a 100,000-page tree is 400 windows: one after the other,
- * a pass took ~5 s). Every window must report the same total and be full up to the last one, and
+ * read `options.concurrency` at a time (a large tree is hundreds of windows, too slow one after
+ * the other). Every window must report the same total and be full up to the last one, and
  * no page may appear twice: a pass that mixes two moments of the CMS fails.
  *
  * In an incremental sync most windows are what the last pass read. Their raw text is hashed

@@ -4,7 +4,7 @@
  * passed in.
  * @module
  */
-import { syncRetryDelay } from './backoff.js'
+import { retryDelay } from '../backoff.js'
 import type { SyncResult } from './sync-outcome.js'
 
 export interface ScheduleInput {
@@ -36,7 +36,7 @@ export function planNextSync(input: ScheduleInput): NextSync {
     // stays short (`UNREADY_RETRY_MAX_MS`); it grows from where the failures count once one is
     // served (adopted, received from the leader).
     const cap = input.hasSnapshot ? input.retryMaxMs : Math.min(input.unreadyRetryMaxMs, input.retryMaxMs)
-    const backoff = syncRetryDelay(input.consecutiveFailures, cap, input.random)
+    const backoff = retryDelay(input.consecutiveFailures, cap, input.random)
     const retryAfterMs = input.result.retryAfterMs
     const delayMs = Math.max(backoff, Math.min(retryAfterMs ?? 0, input.retryMaxMs))
     return { kind: 'interval', delayMs, quietUntil: retryAfterMs === undefined ? 0 : input.now + delayMs }

@@ -4,8 +4,8 @@
  *
  * Wagtail purges a page's URL when the page is published or unpublished, never on a move, a
  * reorder or for its parents (docs/wagtail-compatibility.md#what-wagtail-purges). A publish most often edits the page in place: its body,
- * its title, its flags. A listing pass finds that too, but it reads the whole listing (400
- * requests at 100,000 pages, and at least a second of cms-shield's CPU); here each named page
+ * its title, its flags. A listing pass finds that too, but it reads the whole listing (a request
+ * per window of the tree, and much of cms-shield's CPU); here each named page
  * costs its one-item listing (`?id=`) and its detail, plus its children's details when its
  * listing item changed, because each child's detail embeds its parent's title (`meta.parent`,
  * docs/wagtail-compatibility.md#response-bodies), as the listing pass's plan does (`plan-refresh.ts`).
@@ -90,8 +90,8 @@ function listedFrom(record: PageRecord, withFields: boolean): ListedPage {
 /**
  * Each window's page ids, worked out once per window: windows never change and are carried from
  * one refresh to the next, so a refresh looks up the pages it changed instead of reading every
- * window's pages again (at 100,000 pages that scan took about 7 ms of the serving thread per
- * edit, docs/performance.md).
+ * window's pages again (a scan that held up the serving thread at every edit, docs/performance.md,
+ * "Edits across a cluster").
  */
 const windowIds = new WeakMap<ListingWindow, ReadonlySet<number>>()
 

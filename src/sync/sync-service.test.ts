@@ -70,13 +70,19 @@ function service(cms: ReturnType<typeof stubCms>, timers: Timers, extra: Partial
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 20))
 
+/** A sync loop on a stub CMS and manual timers, its first sync done. */
+async function started() {
+  const cms = stubCms()
+  const clock = manualTimers()
+  const sync = service(cms, clock.timers)
+  sync.start()
+  await settle()
+  return { cms, clock, sync }
+}
+
 describe('sync loop', () => {
   it('syncs at start, then every SYNC_INTERVAL', async () => {
-    const cms = stubCms()
-    const clock = manualTimers()
-    const sync = service(cms, clock.timers)
-    sync.start()
-    await settle()
+    const { cms, clock, sync } = await started()
     expect(sync.current?.pages.slice().map((p) => p.id)).toEqual([1, 2])
     expect(clock.next()?.ms).toBe(60_000)
     cms.state.title = 'Home, edited'
@@ -89,11 +95,7 @@ describe('sync loop', () => {
   })
 
   it('retries a failed sync with growing, jittered backoff and keeps the last snapshot', async () => {
-    const cms = stubCms()
-    const clock = manualTimers()
-    const sync = service(cms, clock.timers)
-    sync.start()
-    await settle()
+    const { cms, clock, sync } = await started()
     cms.state.down = true
     const delays: number[] = []
     for (let i = 0; i < 4; i++) {

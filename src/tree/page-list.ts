@@ -2,10 +2,10 @@
  * A snapshot's pages in tree order, read by position: one frozen array, or, after a patch in
  * place (`patchSnapshot`), the previous snapshot's array with the replaced records laid over it.
  *
- * Copying the array per patch costs little CPU (~0.4 ms at 100,000 pages) but 800 KB of pointers
- * that V8 allocates straight into its large-object space, which only a full mark-compact frees:
- * at two edits a second that alone brought a major collection, with pauses of 10–30 ms, every
- * 12 s (docs/performance.md, "where a swap's p99 goes"). Sharing the array costs what changed.
+ * Copying the array per patch costs little CPU, but a large tree's array of pointers is allocated
+ * straight into V8's large-object space, which only a full mark-compact frees: a stream of edits
+ * alone then brought regular major collections and their pauses (docs/performance.md, "Where a
+ * swap's p99 goes"). Sharing the array costs what changed.
  *
  * As with `patched-map.ts`, layers never nest: patching a patched list merges the changes into
  * one overlay over the same array, and past `maxOverlay` replaced records the next patch writes
@@ -82,7 +82,7 @@ export class PageList implements PageSequence<PageRecord> {
   /**
    * This list with the records of `changes` (position → record, every position inside the list)
    * in place. Small changes share the array; past `maxOverlay` replaced records in all, a flat
-   * array is written (a copy of 100,000 pointers takes well under a millisecond).
+   * array is written (a copy of pointers, which is cheap).
    */
   with(changes: ReadonlyMap<number, PageRecord>, maxOverlay = MAX_LIST_OVERLAY): PageList {
     const overlay = new Map(this.overlay)
@@ -91,7 +91,7 @@ export class PageList implements PageSequence<PageRecord> {
       overlay.set(order, record)
     }
     if (overlay.size <= maxOverlay) return new PageList(this.base, overlay)
-    // Spread, not slice(): slice() of a frozen array takes V8's slow path (~3 ms at 100,000, spread ~0.4).
+    // Spread, not slice(): slice() of a frozen array takes V8's slow path.
     const flat = [...this.base]
     for (const [order, record] of overlay) flat[order] = record
     return PageList.of(flat)

@@ -1,8 +1,9 @@
 /**
  * A read-only map that is another map with some values replaced: the lookups of a snapshot that
- * was patched in place (`patchSnapshot`). At 100,000 pages a new id map per edit costs ~10 ms of
- * CPU and 100,000 entries of garbage for a change of one or two values (and p99 suffers
- * during swaps); layering the changes over the previous snapshot's map costs what changed.
+ * was patched in place (`patchSnapshot`). A new id map per edit costs CPU and an entry of garbage
+ * per page for a change of one or two values (and the slowest answers suffer during swaps,
+ * docs/performance.md, "What a swap costs readers"); layering the changes over the previous
+ * snapshot's map costs what changed.
  *
  * The layers never nest: patching a patched map merges the changes into one overlay over the same
  * base, and once the overlay outgrows `maxOverlay` the next patch writes one flat map again, so a
@@ -45,7 +46,7 @@ export class PatchedMap<K, V> implements Lookup<K, V> {
   }
 }
 
-/** Overlay entries past which a patch writes a flat map again (a few milliseconds at 100,000). */
+/** Overlay entries past which a patch writes a flat map again: a lookup then stops paying for the layer. */
 export const MAX_OVERLAY = 4_096
 
 /**

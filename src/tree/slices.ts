@@ -1,8 +1,8 @@
 /**
- * Long passes over every page, cut into slices so that requests are answered between them. At
- * 100,000 pages one pass of a sync (planning, carrying pages over, building, comparing) takes tens
- * of milliseconds; in one block it holds up every request that arrives meanwhile (p99 suffers
- * while snapshots swap). A pass is written once, as a generator that yields between slices, and
+ * Long passes over every page, cut into slices so that requests are answered between them. On a
+ * large tree one pass of a sync (planning, carrying pages over, building, comparing) in one block
+ * holds up every request that arrives meanwhile (the slowest answers suffer while snapshots swap,
+ * docs/performance.md, "What a swap costs readers"). A pass is written once, as a generator that yields between slices, and
  * run either to the end at once (tests, small trees) or with an injected `pause` between slices.
  * @module
  */

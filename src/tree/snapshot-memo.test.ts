@@ -16,13 +16,21 @@ describe('snapshot memo', () => {
     expect(memo.get(one, 'a')).toBeUndefined()
   })
 
-  it('starts over when full', () => {
-    const memo = createSnapshotMemo<number>(2)
+  it('keeps its most recently read values past its bound, not starting over', () => {
+    const memo = createSnapshotMemo<number>(3)
     memo.get(one, 'x')
-    memo.set('a', 1)
-    memo.set('b', 2)
-    memo.set('c', 3)
-    expect([memo.get(one, 'a'), memo.get(one, 'b'), memo.get(one, 'c')]).toEqual([undefined, undefined, 3])
+    const readHot = () => ['hot', 'warm'].map((key) => memo.get(one, key))
+    for (const [key, value] of [['hot', 1], ['warm', 2], ['cold', 3]] as const) memo.set(key, value)
+    // Reading 'hot' and 'warm' makes 'cold' the least recently used.
+    readHot()
+    for (let index = 0; index < 10; index++) {
+      memo.set(`new-${index}`, index)
+      readHot()
+    }
+    expect(readHot()).toEqual([1, 2])
+    expect(memo.get(one, 'cold')).toBeUndefined()
+    // Past its bound it forgot one value at a time, the least recently used: here the older new ones.
+    expect([memo.get(one, 'new-8'), memo.get(one, 'new-9')]).toEqual([undefined, 9])
   })
 
   it('keeps, under the next snapshot, what its owner says still holds, and only that', () => {

@@ -2,15 +2,17 @@
  * A memory of values worked out under one snapshot (answers by URL, forward plans by query):
  * a new snapshot forgets them, since snapshots are immutable and what was worked out under the
  * old one may no longer hold, except the values its owner's `carryOver` vouches for (answers
- * that read one page a patch did not replace). Bounded: past `maxEntries` it starts over.
+ * that read one page a patch did not replace). Bounded: past `maxEntries` the least recently used
+ * value is forgotten (an LRU), so the hot ones stay, rather than every value at once.
  * @module
  */
+import { LRUCache } from 'lru-cache'
 import type { Snapshot } from './snapshot.js'
 
-export interface SnapshotMemo<V> {
+export interface SnapshotMemo<V extends NonNullable<unknown>> {
   /** The value remembered for `key` under `snapshot`; a different snapshot than last time forgets everything first. */
   get(snapshot: Snapshot, key: string): V | undefined
-  /** Remembers `value` under the snapshot of the last `get`. */
+  /** Remembers `value` under the snapshot of the last `get`; past the bound, the least recently used goes. */
   set(key: string, value: V): V
   /** Forgets `key` (a value that no longer holds, under any snapshot). */
   delete(key: string): void
@@ -22,21 +24,26 @@ export interface SnapshotMemo<V> {
  */
 export type CarryOver<V> = (previous: Snapshot, next: Snapshot) => ((value: V) => boolean) | undefined
 
-export function createSnapshotMemo<V>(maxEntries: number, carryOver?: CarryOver<V>): SnapshotMemo<V> {
+export function createSnapshotMemo<V extends NonNullable<unknown>>(maxEntries: number, carryOver?: CarryOver<V>): SnapshotMemo<V> {
   let memoFor: Snapshot | undefined
-  const memo = new Map<string, V>()
+  const memo = new LRUCache<string, V>({ max: maxEntries })
   return {
     get(snapshot, key) {
       if (memoFor !== snapshot) {
         const holds = memoFor === undefined || carryOver === undefined ? undefined : carryOver(memoFor, snapshot)
         if (holds === undefined) memo.clear()
-        else for (const [kept, value] of memo) if (!holds(value)) memo.delete(kept)
+        else {
+          const stale: string[] = []
+          memo.forEach((value, kept) => {
+            if (!holds(value)) stale.push(kept)
+          })
+          for (const kept of stale) memo.delete(kept)
+        }
         memoFor = snapshot
       }
       return memo.get(key)
     },
     set(key, value) {
-      if (memo.size >= maxEntries) memo.clear()
       memo.set(key, value)
       return value
     },

@@ -1,9 +1,8 @@
 /**
  * A page loaded from a stored snapshot, whose listing items stay the stored UTF-8 bytes until one
- * of them is first read. A start at 100,000 pages otherwise made a string of every item (about
- * 50 MB of them), and the collector copied each one from the young generation to the old while
- * the rest were decoded: a fifth of what decoding cost (docs/performance.md, "listing items kept
- * as bytes until read"). A follower decodes only the items it lists; a syncing instance compares
+ * of them is first read. A start otherwise made a string of every item, and the collector copied
+ * each one from the young generation to the old while the rest were decoded: a good part of what
+ * decoding cost (docs/performance.md, "Listing items kept as bytes until read"). A follower decodes only the items it lists; a syncing instance compares
  * them all in its first sync, after it is ready.
  *
  * The page is its own record: the build that loads it places it (`placed`) instead of copying

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { fullJitterDelay } from '../backoff.js'
 import { isProxyError } from '../errors.js'
 
 export const BACKOFF_BASE_MS = 100
@@ -22,13 +23,11 @@ export const RETRY_AFTER_MAX_MS = BACKOFF_CAP_MS
 const RETRY_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504])
 
 /**
- * "Full jitter" backoff (AWS Architecture Blog, "Exponential Backoff And Jitter"): a uniform
- * delay in [0, min(cap, base·2^attempt)), so that instances retrying after the same CMS hiccup
- * spread out instead of arriving together. `attempt` is 0 for the first retry.
+ * The wait before retrying a GET inside one request: "full jitter" (`src/backoff.ts`) from
+ * `BACKOFF_BASE_MS` to `BACKOFF_CAP_MS`. `attempt` is 0 for the first retry.
  */
 export function backoffDelay(attempt: number, random: () => number): number {
-  const ceiling = Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt)
-  return Math.floor(random() * ceiling)
+  return fullJitterDelay(attempt, BACKOFF_BASE_MS, BACKOFF_CAP_MS, random)
 }
 
 /** True for errors a new attempt may cure: timeouts and unreachable CMS, not a body cap or a bug. */

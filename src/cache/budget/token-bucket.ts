@@ -8,6 +8,7 @@
  * `shared-bucket.ts` runs the same arithmetic atomically for the whole cluster.
  * @module
  */
+import { LRUCache } from 'lru-cache'
 
 export interface BucketLimits {
   /** Tokens gained per second (> 0). */
@@ -68,24 +69,19 @@ export interface LocalBuckets {
 }
 
 export function createLocalBuckets(limits: BucketLimits, now: () => number, maxKeys = 10_000): LocalBuckets {
-  // A Map keeps insertion order: re-inserting on use makes the first key the least recent.
-  const buckets = new Map<string, BucketState>()
-  const store = (key: string, state: BucketState) => {
-    buckets.delete(key)
-    buckets.set(key, state)
-    if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value!)
-  }
+  // Used is stored: `set` makes a key the most recent; reading (`peek`) does not.
+  const buckets = new LRUCache<string, BucketState>({ max: maxKeys })
   return {
     take(key) {
-      const result = take(buckets.get(key), limits, now())
-      store(key, result.state)
+      const result = take(buckets.peek(key), limits, now())
+      buckets.set(key, result.state)
       return result
     },
     giveBack(key) {
-      store(key, giveBack(buckets.get(key), limits, now()))
+      buckets.set(key, giveBack(buckets.peek(key), limits, now()))
     },
     tokens(key) {
-      return refill(buckets.get(key), limits, now()).tokens
+      return refill(buckets.peek(key), limits, now()).tokens
     },
     get size() {
       return buckets.size

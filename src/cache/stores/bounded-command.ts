@@ -4,7 +4,8 @@
  * hung or paused server must cost a request, a lease tick or a broadcast at most that long.
  * @module
  */
-import { settleWithin, TimeoutError, type DeadlineTimers } from '../../deadline.js'
+import { settleWithin, TimeoutError } from '../../deadline.js'
+import type { Timers } from '../../timers.js'
 
 /** Rejected with when a Redis call has not answered in time. */
 export class RedisCommandTimeoutError extends TimeoutError {
@@ -16,7 +17,7 @@ export class RedisCommandTimeoutError extends TimeoutError {
 }
 
 /** Settles with the command, or rejects with a {@link RedisCommandTimeoutError} after `timeoutMs`. */
-export function boundedCommand<T>(operation: string, command: () => Promise<T>, timeoutMs: number, timers?: DeadlineTimers): Promise<T> {
+export function boundedCommand<T>(operation: string, command: () => Promise<T>, timeoutMs: number, timers?: Timers): Promise<T> {
   return settleWithin(operation, command, timeoutMs, {
     timeoutError: () => new RedisCommandTimeoutError(operation, timeoutMs),
     ...(timers === undefined ? {} : { timers }),

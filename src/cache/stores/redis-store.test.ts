@@ -4,22 +4,14 @@
  * against a real Redis that is killed and restarted).
  */
 import { describe, expect, it } from 'vitest'
+import { faultyCommands } from '../../../test/helpers/faulty-commands.js'
 import type { StoreEventMap } from './cache-store.js'
 import { encodeEntry } from './entry-codec.js'
 import { createRedisStore, RedisCommandTimeoutError, type RedisCommands } from './redis-store.js'
 
-type Mode = 'ok' | 'fail' | 'hang' | 'throw'
-
 function fakeRedis() {
   const data = new Map<string, { value: Buffer; px?: number }>()
-  const state = { mode: 'ok' as Mode, calls: [] as string[] }
-  const run = <T>(name: string, answer: () => T): Promise<T> => {
-    state.calls.push(name)
-    if (state.mode === 'throw') throw new Error('synchronous client bug')
-    if (state.mode === 'fail') return Promise.reject(new Error("Stream isn't writeable and enableOfflineQueue options is false"))
-    if (state.mode === 'hang') return new Promise<T>(() => {})
-    return Promise.resolve(answer())
-  }
+  const { state, run } = faultyCommands()
   const redis: RedisCommands = {
     getBuffer: (key) => run(`get ${key}`, () => data.get(key)?.value ?? null),
     set: (key: string, value: Buffer, _px?: 'PX', ms?: number) =>
