@@ -63,7 +63,7 @@ export interface PagesService {
 
 const NOT_READY = proxyFailureAnswer(503, 'cms-shield has not loaded the page tree yet', 1)
 
-/** Forwarded requests whose plans are kept per snapshot; past it the memory starts over. */
+/** Forwarded requests whose plans are kept per snapshot; past it the least recently used are forgotten. */
 const MAX_PLANNED_FORWARDS = 10_000
 
 /** Type names and find paths remembered as absent per snapshot, each; past it the oldest go. */

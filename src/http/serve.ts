@@ -86,7 +86,7 @@ export interface ServeOptions<R extends ServeRequest> {
   readonly clientOf?: (request: R) => string | undefined
   readonly onShed?: () => void
   readonly logger: { error(details: object, message: string): void }
-  /** Remembered answers per snapshot; past it, the memory starts over. */
+  /** Remembered answers per snapshot; past it, the least recently used are forgotten. */
   readonly maxEntries?: number
 }
 
