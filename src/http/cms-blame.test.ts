@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createError } from '../errors.js'
 import { parseQueryParams } from '../query/query-params.js'
 import { wagtailErrors } from '../query/wagtail-messages.js'
-import { cmsFailedOnInput } from './cms-blame.js'
+import { cmsFailedOnInput, forwardedFailedOnInput } from './cms-blame.js'
 
 const failed = (status: number) => createError('UPSTREAM_BAD_STATUS', `the CMS answered ${status}`, { details: { status } })
 const healthy = () => true
@@ -33,5 +33,28 @@ describe('blaming a 500 from the CMS on a forwarded query', () => {
     expect(blame('first_published_at=2024-01-01')).toBe(wagtailErrors.cmsRejectedQuery)
     expect(blame('search=blog')).toBeUndefined()
     expect(blame('order=random&limit=5')).toBeUndefined()
+  })
+})
+
+describe('blaming a 500 on a query read through as a whole (another Site, another endpoint)', () => {
+  const forwarded = (query: string, view: 'list' | 'detail' | 'find', endpoint: boolean, error: unknown = failed(500), cmsHealthy = healthy) =>
+    forwardedFailedOnInput(error, parseQueryParams(query), view, cmsHealthy, endpoint)
+
+  it('answers a find whose id the CMS could not look up "not found", on pages and endpoints alike', () => {
+    expect(forwarded('id=abc', 'find', false)).toBe(wagtailErrors.findNotFound)
+    expect(forwarded('id=abc', 'find', true)).toBe(wagtailErrors.findNotFound)
+    expect(forwarded('id=7', 'find', true)).toBeUndefined()
+  })
+
+  it('blames an endpoint\'s own parameter, never the generic ones, and nothing while the CMS fails', () => {
+    expect(forwarded('tags=x', 'list', true)).toBe(wagtailErrors.cmsRejectedQuery)
+    expect(forwarded('limit=3&offset=2', 'list', true)).toBeUndefined()
+    expect(forwarded('tags=x', 'list', false)).toBe(wagtailErrors.cmsRejectedQuery)
+    expect(forwarded('tags=x', 'list', true, failed(502))).toBeUndefined()
+    expect(forwarded('id=abc', 'find', true, failed(500), () => false)).toBeUndefined()
+  })
+
+  it('keeps the pages rules first: an unknown site is its 404', () => {
+    expect(forwarded('site=nowhere', 'list', false)).toBe(wagtailErrors.siteNotFound)
   })
 })

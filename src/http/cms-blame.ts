@@ -31,6 +31,20 @@ const PARSED_BY_THE_CMS: ReadonlySet<string> = new Set(['first_published_at'])
  * not the input).
  * @param cmsHealthy whether the CMS answers this instance's syncs (no failure since the last success).
  */
+/**
+ * The same for a query answered read-through as a whole (another Site's pages, another endpoint),
+ * which no planner has read: a `find/` whose `id` the CMS could not look up is its "not found", and
+ * on an endpoint whose own parameters cms-shield does not know, any of them may be the one to blame.
+ */
+export function forwardedFailedOnInput(
+  error: unknown, params: QueryParams, view: 'list' | 'detail' | 'find', cmsHealthy: () => boolean, anyParameter: boolean,
+): WagtailError | undefined {
+  const blamed = cmsFailedOnInput(error, params, cmsHealthy)
+  if (blamed || !isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500 || !cmsHealthy()) return blamed
+  if (view === 'find' && !/^\d+$/.test(params.get('id') ?? '0')) return wagtailErrors.findNotFound
+  return anyParameter && params.keys().some((key) => !GENERIC_PARAMETERS.has(key)) ? wagtailErrors.cmsRejectedQuery : undefined
+}
+
 export function cmsFailedOnInput(error: unknown, params: QueryParams | undefined, cmsHealthy: () => boolean): WagtailError | undefined {
   if (!params || !isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500) return undefined
   if (!cmsHealthy()) return undefined

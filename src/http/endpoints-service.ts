@@ -19,11 +19,12 @@ import { negotiate } from '../query/negotiate.js'
 import { parseQueryParams } from '../query/query-params.js'
 import { ALL_PAGES_KEY, endpointKey, siteKey } from '../tree/surrogate-keys.js'
 import type { CacheTagHeader } from '../config/schema.js'
-import { wagtailErrors, type WagtailError } from '../query/wagtail-messages.js'
+import type { WagtailError } from '../query/wagtail-messages.js'
 import { errorAnswer, jsonAnswer, type HttpAnswer } from './answers.js'
 import type { ViewTarget } from './api-router.js'
 import type { PagesRequest } from './pages-service.js'
 import { chosenTagHeaders } from './purge-tags.js'
+import { forwardedFailedOnInput } from './cms-blame.js'
 import { createReadThroughAnswers, type ReadThroughAnswersOptions } from './read-through-answers.js'
 
 export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
@@ -46,8 +47,11 @@ export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
 }
 
 export interface EndpointsService {
-  /** GET or HEAD of one of an endpoint's views. */
-  answer(endpoint: string, target: ViewTarget, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
+  /**
+   * GET or HEAD of one of an endpoint's views, as the default Site or one of the others (its
+   * hostname) answers it: a document's `download_url` is on the requesting Site's host.
+   */
+  answer(endpoint: string, target: ViewTarget, request: PagesRequest, site?: string): HttpAnswer | Promise<HttpAnswer>
   /** GET or HEAD of a pages view, as one of the CMS's other Sites (its hostname) answers it. */
   site(site: string, target: ViewTarget, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
   /** DRF's OPTIONS answer of an endpoint's view. */
@@ -90,19 +94,12 @@ function relativeOf(endpoint: string, target: ViewTarget, rawQuery: string | und
   }
 }
 
-/**
- * An unknown `site=` is a 500 in Wagtail up to 7.x and 8.0's 404 here, as on the default Site's
- * pages (docs/wagtail-compatibility.md#inputs-wagtail-answers-with-a-500), when the CMS is otherwise answering.
- */
-function siteNotFound(error: unknown, request: PagesRequest, cmsHealthy: (() => boolean) | undefined): boolean {
-  if (!isProxyError(error, 'UPSTREAM_BAD_STATUS') || error.details?.['status'] !== 500) return false
-  return (cmsHealthy?.() ?? false) && parseQueryParams(request.rawQuery ?? '').get('site') !== undefined
-}
-
 /** What one forwarded scope's answers share: its generation's name, its purge keys. */
 interface Scope {
   readonly name: string
   readonly keys: readonly string[]
+  /** An endpoint's parameters are the CMS's alone: any of them may be what failed it. */
+  readonly endpoint: boolean
 }
 
 export function createEndpointsService(options: EndpointsServiceOptions): EndpointsService {
@@ -123,7 +120,7 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     return current
   }
 
-  async function readThrough(scope: Scope, relative: string, request: PagesRequest): Promise<HttpAnswer> {
+  async function readThrough(scope: Scope, view: ViewTarget['kind'], relative: string, request: PagesRequest): Promise<HttpAnswer> {
     const client = request.client?.()
     const current = generation(scope)
     // `order=random` is a new order every time: never replayed (docs/wagtail-compatibility.md#ordering).
@@ -137,14 +134,15 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     } catch (error) {
       if (isOverBudget(error)) return answers.refused(error as ProxyError, client)
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
-      if (scope.name.startsWith('site:') && siteNotFound(error, request, options.cmsHealthy)) return errorAnswer(wagtailErrors.siteNotFound)
+      const blamed = forwardedFailedOnInput(error, parseQueryParams(request.rawQuery ?? ''), view, options.cmsHealthy ?? (() => false), scope.endpoint)
+      if (blamed) return errorAnswer(blamed)
       return answers.failed(isProxyError(error) ? error : undefined)
     }
   }
 
-  function forwarded(scope: Scope, relative: () => string, request: PagesRequest): HttpAnswer | Promise<HttpAnswer> {
+  function forwarded(scope: Scope, view: ViewTarget['kind'], relative: () => string, request: PagesRequest): HttpAnswer | Promise<HttpAnswer> {
     const refused = negotiate(parseQueryParams(request.rawQuery ?? ''), request.accept, options.notAcceptable())
-    return refused ? errorAnswer(refused) : readThrough(scope, relative(), request)
+    return refused ? errorAnswer(refused) : readThrough(scope, view, relative(), request)
   }
 
   const endpointScopes = new Map<string, Scope>()
@@ -156,13 +154,14 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
   }
 
   return {
-    answer(endpoint, target, request) {
-      const scope = scopeOf(endpointScopes, endpoint, () => ({ name: endpoint, keys: [ALL_PAGES_KEY, endpointKey(endpoint)] }))
-      return forwarded(scope, () => relativeOf(endpoint, target, request.rawQuery), request)
+    answer(endpoint, target, request, site) {
+      const scope = scopeOf(endpointScopes, endpoint, () => ({ name: endpoint, keys: [ALL_PAGES_KEY, endpointKey(endpoint)], endpoint: true }))
+      const asSite = site === undefined ? '' : `//${site}/`
+      return forwarded(scope, target.kind, () => `${asSite}${relativeOf(endpoint, target, request.rawQuery)}`, request)
     },
     site(site, target, request) {
-      const scope = scopeOf(siteScopes, site, () => ({ name: siteScope(site), keys: [ALL_PAGES_KEY, siteKey(site)] }))
-      return forwarded(scope, () => `//${site}/${relativeOf(options.pagesEndpoint, target, request.rawQuery)}`, request)
+      const scope = scopeOf(siteScopes, site, () => ({ name: siteScope(site), keys: [ALL_PAGES_KEY, siteKey(site)], endpoint: false }))
+      return forwarded(scope, target.kind, () => `//${site}/${relativeOf(options.pagesEndpoint, target, request.rawQuery)}`, request)
     },
     options: optionsAnswer,
   }

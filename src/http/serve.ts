@@ -152,7 +152,7 @@ function viewAnswer<R extends ServeRequest>(options: ServeOptions<R>, method: st
   if (method !== 'GET' && method !== 'HEAD') return methodNotAllowedAnswer(method)
   const clientOf = options.clientOf
   const input: PagesRequest = { rawQuery, accept, ...(clientOf ? { client: () => clientOf(request) } : {}) }
-  if (endpoint !== undefined) return endpoints!.answer(endpoint, target as ViewTarget, input)
+  if (endpoint !== undefined) return endpoints!.answer(endpoint, target as ViewTarget, input, site)
   if (site !== undefined && endpoints) return endpoints.site(site, target as ViewTarget, input)
   switch (target.kind) {
     case 'list': return pages.list(input)

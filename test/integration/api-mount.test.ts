@@ -135,6 +135,19 @@ describe('the router\'s other endpoints (API_ENDPOINTS)', () => {
     expect(stale.headers['cache-status']).toBe('cms-shield; hit; ttl=-70; detail=cms-error')
   })
 
+  it('answer a 4xx where the CMS fails with a 500 on a query it otherwise answers, never a 5xx', async () => {
+    h = await startV2()
+    h.origin.setFault((request) => (request.path.includes('/images/find/') || request.query.has('nope') ? { type: 'status', status: 500, body: 'Server Error (500)', contentType: 'text/html' } : undefined))
+    const find = await h.get('/api/v2/images/find/?id=abc')
+    expect({ status: find.status, body: JSON.parse(find.body) }).toEqual({ status: 404, body: { message: 'not found' } })
+    const listing = await h.get('/api/v2/documents/?nope=1')
+    expect(listing.status).toBe(400)
+    expect(JSON.parse(listing.body)).toEqual({ message: 'the CMS could not answer this query: one of its parameters has a value it cannot use' })
+    // Without a parameter to blame, the CMS is failing: a 502.
+    h.origin.setFault(() => ({ type: 'status', status: 500 }))
+    expect((await h.get('/api/v2/images/?limit=3')).status).toBe(502)
+  })
+
   it('are fetched anew after a PURGE of one of the endpoint\'s URLs, and only that endpoint\'s', async () => {
     h = await startV2()
     await h.get('/api/v2/images/5/')

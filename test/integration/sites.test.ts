@@ -122,3 +122,30 @@ async function compareAsAny(url: string, host: string): Promise<{ status: number
   }
   return compare(url, host)
 }
+
+describe('another Site\'s answers where Wagtail fails with a 500', () => {
+  it('are the 4xx the default Site gets from memory, never a 5xx', async () => {
+    h = await start()
+    for (const url of ['/api/v2/pages/?first_published_at=abc', '/api/v2/pages/find/?id=abc', '/api/v2/pages/?site=nope']) {
+      const main = await h.get(url)
+      const partner = await h.get(url, { host: PARTNER })
+      expect(main.status, url).toBeLessThan(500)
+      expect({ status: partner.status, body: partner.body }, url).toEqual({ status: main.status, body: main.body })
+    }
+  })
+})
+
+describe('the router\'s other endpoints on another Site', () => {
+  it('are asked as that Site, so a document\'s download_url is on its host, and cached apart', async () => {
+    h = await startShield({
+      origin: { apiPath: '/api/v2/', sites: { [PARTNER]: partnerPages() }, media: { images: [], documents: [{ id: 1, title: 'Report', file: 'documents/report.pdf' }] } },
+      env: { API_PATH: '/api/v2/', SITES: PARTNER, API_ENDPOINTS: 'images,documents' },
+    })
+    const main = JSON.parse((await h.get('/api/v2/documents/1/')).body)
+    const partner = JSON.parse((await h.get('/api/v2/documents/1/', { host: PARTNER })).body)
+    expect(main.meta.download_url).toBe('http://localhost/documents/1/report.pdf')
+    expect(partner.meta.download_url).toBe(`http://${PARTNER}/documents/1/report.pdf`)
+    expect(partner.meta.detail_url).toBe(`${BASE_URL}/api/v2/documents/1/`)
+    await compare('/api/v2/documents/1/', PARTNER)
+  })
+})
