@@ -29,7 +29,8 @@ export function passed(run: Pick<VerifyRun, 'counts' | 'results'>): boolean {
 function groups(results: readonly Result[]): Map<string, Result[]> {
   const byGroup = new Map<string, Result[]>()
   for (const result of results) {
-    const key = `${result.request.view}: ${result.verdict.group ?? result.verdict.outcome}`
+    const view = result.request.endpoint === undefined ? result.request.view : `${result.request.endpoint} ${result.request.view}`
+    const key = `${view}: ${result.verdict.group ?? result.verdict.outcome}`
     byGroup.set(key, [...(byGroup.get(key) ?? []), result])
   }
   return new Map([...byGroup].sort((a, b) => b[1].length - a[1].length))
@@ -84,10 +85,14 @@ function exchangeJson(exchange: Exchange, withBody: boolean): unknown {
 export function resultsJson(run: VerifyRun, options: Record<string, unknown>): unknown {
   return {
     options,
+    paths: run.paths,
+    ...(run.host === undefined ? {} : { host: run.host }),
     bases: run.bases,
     limitMax: run.site.limitMax,
     pages: run.site.pages.length,
     types: run.site.types.map((type) => type.name),
+    locales: run.site.locales,
+    endpoints: (run.site.media ?? []).map((endpoint) => ({ name: endpoint.name, items: endpoint.ids.length, tags: endpoint.tags })),
     discoveryRequests: run.discoveryRequests,
     counts: run.counts,
     identical: identicalCount(run),
