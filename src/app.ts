@@ -106,8 +106,8 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
 
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, endpointGenerations: caches.endpointGenerations, events, now: clock.now })
-  const purgeEndpoint = createEndpointPurge({ generations: caches.endpointGenerations, cluster: () => cluster, cdn, now: clock.now, logger })
-  const operations = { config, sync, caches, cluster, requestRefresh, purgeEndpoint, events, now: clock.now }
+  const purgeScope = createEndpointPurge({ generations: caches.endpointGenerations, cluster: () => cluster, cdn, now: clock.now, logger })
+  const operations = { config, sync, caches, cluster, requestRefresh, purgeScope, events, now: clock.now }
   const metrics = composeMetrics(operations)
   const { readThrough, budget, memoryTier } = caches
   const { pages, fastPath } = serving

@@ -22,7 +22,7 @@ describe('a PURGE of another endpoint', () => {
       now: () => 42,
       logger: quiet,
     })
-    purge('images')
+    purge.endpoint('images')
     await settle()
     expect(steps).toEqual([`share images ${generations.of('images')}`])
     told!()
@@ -34,8 +34,8 @@ describe('a PURGE of another endpoint', () => {
     const purged: string[] = []
     const delivery = { enqueue: (keys: readonly string[]) => purged.push(...keys) } as never
     const generations = createEndpointGenerations({ now: () => 7, random: () => 0 })
-    createEndpointPurge({ generations, cluster: () => ({ shareEndpointGeneration: () => Promise.reject(new Error('redis down')) }), cdn: { delivery }, now: () => 1, logger: quiet })('documents')
-    createEndpointPurge({ generations, cluster: () => undefined, cdn: { delivery }, now: () => 1, logger: quiet })('images')
+    createEndpointPurge({ generations, cluster: () => ({ shareEndpointGeneration: () => Promise.reject(new Error('redis down')) }), cdn: { delivery }, now: () => 1, logger: quiet }).endpoint('documents')
+    createEndpointPurge({ generations, cluster: () => undefined, cdn: { delivery }, now: () => 1, logger: quiet }).endpoint('images')
     await settle()
     await settle()
     expect(purged.sort()).toEqual(['cms-endpoint-documents', 'cms-endpoint-images'])

@@ -5,6 +5,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { Config } from '../config/load-config.js'
 import { mountOf } from '../config/api-mount.js'
+import { createSiteOfHost } from '../http/site-of-host.js'
+import type { ScopePurge } from './endpoint-purge.js'
 import { createPurgeAccess } from '../http/purge-access.js'
 import { registerHealthRoutes } from '../http/routes/health.js'
 import { registerMetricsRoute } from '../http/routes/metrics.js'
@@ -24,8 +26,8 @@ export interface OperationsOptions {
   readonly caches: CacheParts
   readonly cluster: ClusterCoordinator | undefined
   readonly requestRefresh: (request: RefreshRequest) => void
-  /** A PURGE of one of the router's other endpoints (`endpoint-purge.ts`). */
-  readonly purgeEndpoint: (endpoint: string) => void
+  /** A PURGE of one of the router's other endpoints or the CMS's other Sites (`endpoint-purge.ts`). */
+  readonly purgeScope: ScopePurge
   readonly events: ShieldEvents
   readonly now: () => number
 }
@@ -56,7 +58,8 @@ export function registerOperations(app: FastifyInstance, options: OperationsOpti
     snapshot: () => sync.current,
     requestRefresh,
     mount: mountOf(config),
-    purgeEndpoint: options.purgeEndpoint,
+    purgeEndpoint: options.purgeScope.endpoint,
+    ...(config.sites.length > 0 ? { sites: { of: createSiteOfHost(config.sites), all: config.sites, purge: options.purgeScope.site } } : {}),
     access: createPurgeAccess({ allow: config.purgeAllow, ...(config.purgeToken ? { token: config.purgeToken } : {}) }),
     logger: app.log,
     onPurge: (result, target) => events.emit('purge', { result, target }),

@@ -17,6 +17,7 @@ import { createPagesService, type PagesService } from '../http/pages-service.js'
 import { createServe } from '../http/serve.js'
 import { createApiRouter } from '../http/api-router.js'
 import { createEndpointsService } from '../http/endpoints-service.js'
+import { createSiteOfHost } from '../http/site-of-host.js'
 import { mountOf } from '../config/api-mount.js'
 import type { EndpointGenerations } from '../cache/endpoint-generations.js'
 import { requestIdFrom } from '../observability/request-id.js'
@@ -69,8 +70,9 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     logger: app.log,
     cmsHealthy: () => sync.status.consecutiveFailures === 0,
   })
-  const endpoints = mount.endpoints.length === 0 ? undefined : createEndpointsService({
+  const endpoints = mount.endpoints.length === 0 && config.sites.length === 0 ? undefined : createEndpointsService({
     readThrough: options.readThrough,
+    pagesEndpoint: mount.pages,
     cacheTags: config.cacheTagHeaders,
     cacheStatus: config.cacheStatusHeader,
     clientCache,
@@ -88,6 +90,7 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
   const serve = createServe<IncomingMessage>({
     pages,
     ...(endpoints ? { endpoints } : {}),
+    ...(config.sites.length > 0 ? { siteOf: createSiteOfHost(config.sites) } : {}),
     route,
     snapshot: () => sync.current,
     // The plugin is registered below, before any request can arrive.

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       apiPath: '/api/v1/cms/',
       pagesEndpoint: 'pages',
       apiEndpoints: [],
+      sites: [],
       port: 8080,
       host: '0.0.0.0',
       logLevel: 'info',
@@ -107,6 +108,16 @@ describe('loadConfig', () => {
     const config = loadConfig({ ...REQUIRED, API_PATH: 'api/v2', PAGES_ENDPOINT: 'content', API_ENDPOINTS: 'images, documents,my_docs' })
     expect(config).toMatchObject({ apiPath: '/api/v2/', pagesEndpoint: 'content', apiEndpoints: ['images', 'documents', 'my_docs'] })
     expect(loadConfig({ ...REQUIRED, API_PATH: '/api/v2/', API_ENDPOINTS: 'none' })).toMatchObject({ apiPath: '/api/v2/', apiEndpoints: [] })
+  })
+
+  it('reads SITES as lower-case hostnames, and refuses a port, a URL or a host named twice', () => {
+    expect(loadConfig({ ...REQUIRED, SITES: 'Partner.Example.com, shop.example.com' }).sites).toEqual(['partner.example.com', 'shop.example.com'])
+    expect(loadConfig({ ...REQUIRED, SITES: 'none' }).sites).toEqual([])
+    expect(configError({ ...REQUIRED, SITES: 'partner.example.com:8080' }).details?.['problems']).toEqual([
+      'SITES: got "partner.example.com:8080", expected hostnames without a port, such as partner.example.com, comma-separated, or none; "partner.example.com:8080" is not one',
+    ])
+    expect(configError({ ...REQUIRED, SITES: 'a.example,https://b.example' }).message).toContain('"https://b.example" is not one')
+    expect(configError({ ...REQUIRED, SITES: 'a.example,A.example' }).message).toContain('SITES: got "a.example,A.example", names a host twice')
   })
 
   it('refuses a mount path with dot segments or escapes, bad endpoint names and the pages endpoint named twice, at once', () => {

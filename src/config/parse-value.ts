@@ -37,6 +37,7 @@ export function parseValue(variable: Variable, text: string): ParseResult {
     case 'path': return parseMountPath(text)
     case 'name': return ROUTER_NAME.test(text) ? { ok: true, value: text } : invalid
     case 'names': return parseNames(text)
+    case 'hosts': return parseHosts(text)
     case 'enum': {
       // LOG_LEVEL=INFO is an obvious intent; values are canonical in lower case.
       const value = text.toLowerCase()
@@ -79,6 +80,18 @@ function parseNames(text: string): ParseResult {
   if (bad !== undefined) return { ok: false, reason: `expected ${KIND_WORDS.names}; ${JSON.stringify(bad.slice(0, 100))} is not one` }
   if (new Set(names).size !== names.length) return { ok: false, reason: 'names an endpoint twice' }
   return names.length === 0 ? invalid : { ok: true, value: names }
+}
+
+const HOSTNAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/
+
+/** Comma-separated DNS hostnames, lower-cased (hostnames compare without case); `none` for none. */
+function parseHosts(text: string): ParseResult {
+  if (text.toLowerCase() === 'none') return { ok: true, value: [] }
+  const hosts = text.toLowerCase().split(',').map((part) => part.trim()).filter((part) => part !== '')
+  const bad = hosts.find((host) => !HOSTNAME.test(host))
+  if (bad !== undefined) return { ok: false, reason: `expected ${KIND_WORDS.hosts}; ${JSON.stringify(bad.slice(0, 100))} is not one` }
+  if (new Set(hosts).size !== hosts.length) return { ok: false, reason: 'names a host twice' }
+  return hosts.length === 0 ? invalid : { ok: true, value: hosts }
 }
 
 function parseSet(values: readonly string[], text: string): ParseResult {
@@ -155,6 +168,7 @@ const KIND_WORDS: Readonly<Record<Variable['kind'], string>> = {
   path: 'a URL path of plain segments such as /api/v2/',
   name: 'a router name of letters, digits, _ and - (not find)',
   names: 'router names of letters, digits, _ and - (not find), comma-separated, or none',
+  hosts: 'hostnames without a port, such as partner.example.com, comma-separated, or none',
   enum: 'a value',
   int: 'a whole number',
   bytes: 'a size such as 512kb, 64mb or 1gb',

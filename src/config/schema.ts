@@ -26,6 +26,8 @@ export interface Config {
   readonly pagesEndpoint: string
   /** The router's other endpoints, answered read-through (`images`, `documents`, …). */
   readonly apiEndpoints: readonly string[]
+  /** Hostnames of the CMS's other Sites, lower-case: a request whose Host names one is that Site's. */
+  readonly sites: readonly string[]
   readonly port: number
   readonly host: string
   readonly logLevel: LogLevel
@@ -117,8 +119,8 @@ export type NumberVariable = Common & { readonly kind: 'int' | 'bytes' | 'durati
  * `name`: one name as Django's router registers it (letters, digits, `_`, `-`).
  */
 export type TextVariable = Common & { readonly kind: 'url' | 'string' | 'path' | 'name' }
-/** `names`: comma-separated `name`s, or none. */
-export type NameListVariable = Common & { readonly kind: 'names' }
+/** `names`: comma-separated `name`s, or none; `hosts`: comma-separated DNS hostnames (no port), or none. */
+export type NameListVariable = Common & { readonly kind: 'names' | 'hosts' }
 export type EnumVariable = Common & { readonly kind: 'enum'; readonly values: readonly string[] }
 export type BoolVariable = Common & { readonly kind: 'bool' }
 /** `cidrs`: an address list (`cidr.ts`), parsed here once so nothing downstream parses it again. */
@@ -167,6 +169,10 @@ export const schema = {
   apiEndpoints: {
     name: 'API_ENDPOINTS', kind: 'names', default: 'none',
     doc: "The router's other endpoints (`images,documents`, your own): answered read-through, with every protection read-through has.",
+  },
+  sites: {
+    name: 'SITES', kind: 'hosts', default: 'none',
+    doc: "Hostnames of the CMS's other Sites: a request whose Host names one is answered as that Site does (read-through); any other Host gets the default Site, from the snapshot.",
   },
   port: { name: 'PORT', kind: 'int', default: '8080', min: 0, max: 65_535, doc: 'TCP port to listen on (0 picks a free one).' },
   host: { name: 'HOST', kind: 'string', default: '0.0.0.0', doc: 'Address to listen on.' },

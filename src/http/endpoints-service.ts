@@ -1,9 +1,11 @@
 /**
- * The router's other endpoints (API_ENDPOINTS: Wagtail's `images` and `documents`, or an
- * operator's own): answered read-through, with everything read-through has (both cache tiers,
- * coalescing, the budget, stale answers while the CMS fails, `Cache-Status`, purge keys). Their
- * `detail_url`s point at BASE_URL as the pages' do (`read-through-loader.ts`); `download_url` and
- * media URLs are left as the CMS wrote them (docs/wagtail-compatibility.md#other-endpoints).
+ * What is answered read-through as a whole, with nothing of it in the snapshot: the router's other
+ * endpoints (API_ENDPOINTS: Wagtail's `images` and `documents`, or an operator's own) and the
+ * pages of the CMS's other Sites (SITES; the snapshot holds the default Site's tree). Each gets
+ * everything read-through has (both cache tiers, coalescing, the budget, stale answers while the
+ * CMS fails, `Cache-Status`, purge keys). Their `detail_url`s point at BASE_URL as the pages' do
+ * (`read-through-loader.ts`); `download_url` and media URLs are left as the CMS wrote them
+ * (docs/wagtail-compatibility.md#other-endpoints).
  *
  * Nothing here validates a query: the CMS's own answer, 400s included, is what is cached and
  * replayed. Pure of Fastify.
@@ -11,10 +13,11 @@
  */
 import { isProxyError, type ProxyError } from '../errors.js'
 import { isOverBudget, type ReadThrough } from '../cache/read-through.js'
+import { siteScope } from '../cache/endpoint-generations.js'
 import { forwardedDetailPath, forwardedFindQuery, forwardedQuery } from '../query/forwarded-query.js'
 import { negotiate } from '../query/negotiate.js'
 import { parseQueryParams } from '../query/query-params.js'
-import { ALL_PAGES_KEY, endpointKey, tagHeaders } from '../tree/surrogate-keys.js'
+import { ALL_PAGES_KEY, endpointKey, siteKey, tagHeaders } from '../tree/surrogate-keys.js'
 import type { CacheTagHeader } from '../config/schema.js'
 import type { WagtailError } from '../query/wagtail-messages.js'
 import { errorAnswer, jsonAnswer, type HttpAnswer } from './answers.js'
@@ -24,13 +27,16 @@ import { createReadThroughAnswers, type ReadThroughAnswersOptions } from './read
 
 export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
   readonly readThrough: ReadThrough
+  /** The pages endpoint's name (PAGES_ENDPOINT), for the other Sites' pages. */
+  readonly pagesEndpoint: string
   /** Which of `Surrogate-Key` and `Cache-Tag` 200s carry (CACHE_TAG_HEADERS); none when empty. */
   readonly cacheTags: readonly CacheTagHeader[]
   /**
-   * The generation of an endpoint's answers: a PURGE of one of its URLs starts a new one, and
-   * answers of an older generation are never read again (`endpoint-generations.ts`).
+   * The generation of a scope's answers (an endpoint's name, or `site:<hostname>`): a PURGE of one
+   * of its URLs starts a new one, and answers of an older one are never read again
+   * (`endpoint-generations.ts`).
    */
-  readonly generationOf: (endpoint: string) => string
+  readonly generationOf: (scope: string) => string
   /** DRF's 406 in the CMS's language (the pages service knows it from the sync). */
   readonly notAcceptable: () => WagtailError
   readonly logger: { warn(details: object, message: string): void }
@@ -39,6 +45,8 @@ export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
 export interface EndpointsService {
   /** GET or HEAD of one of an endpoint's views. */
   answer(endpoint: string, target: ViewTarget, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
+  /** GET or HEAD of a pages view, as one of the CMS's other Sites (its hostname) answers it. */
+  site(site: string, target: ViewTarget, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
   /** DRF's OPTIONS answer of an endpoint's view. */
   options(endpoint: string): HttpAnswer
 }
@@ -62,41 +70,47 @@ function relativeOf(endpoint: string, target: ViewTarget, rawQuery: string | und
   }
 }
 
+/** What one forwarded scope's answers share: its generation's name, its purge keys. */
+interface Scope {
+  readonly name: string
+  readonly keys: readonly string[]
+}
+
 export function createEndpointsService(options: EndpointsServiceOptions): EndpointsService {
   const answers = createReadThroughAnswers(options)
   const optionsAnswers = new Map<string, HttpAnswer>()
-  // Tag headers per endpoint, built once: every answer of an endpoint carries the same keys.
-  const tagsByEndpoint = new Map<string, Record<string, string> | undefined>()
-  function tags(endpoint: string): Record<string, string> | undefined {
+  // Tag headers per scope, built once: every answer of a scope carries the same keys.
+  const tagsByScope = new Map<string, Record<string, string> | undefined>()
+  function tags(scope: Scope): Record<string, string> | undefined {
     if (options.cacheTags.length === 0) return undefined
-    if (!tagsByEndpoint.has(endpoint)) {
-      const both = tagHeaders([ALL_PAGES_KEY, endpointKey(endpoint)])
+    if (!tagsByScope.has(scope.name)) {
+      const both = tagHeaders(scope.keys)
       const chosen: Record<string, string> = {}
       for (const name of options.cacheTags) chosen[name] = both[name]
-      tagsByEndpoint.set(endpoint, chosen)
+      tagsByScope.set(scope.name, chosen)
     }
-    return tagsByEndpoint.get(endpoint)
+    return tagsByScope.get(scope.name)
   }
-  // One answer generation per endpoint generation: a purge rebuilds headers as it refetches.
+  // One answer generation per scope generation: a purge rebuilds headers as it refetches.
   const generations = new Map<string, { readonly name: string }>()
-  function generation(endpoint: string): { readonly name: string } {
-    const name = options.generationOf(endpoint)
-    let current = generations.get(endpoint)
-    if (current?.name !== name) generations.set(endpoint, (current = { name }))
+  function generation(scope: Scope): { readonly name: string } {
+    const name = options.generationOf(scope.name)
+    let current = generations.get(scope.name)
+    if (current?.name !== name) generations.set(scope.name, (current = { name }))
     return current
   }
 
-  async function readThrough(endpoint: string, relative: string, request: PagesRequest): Promise<HttpAnswer> {
+  async function readThrough(scope: Scope, relative: string, request: PagesRequest): Promise<HttpAnswer> {
     const client = request.client?.()
-    const current = generation(endpoint)
+    const current = generation(scope)
     // `order=random` is a new order every time: never replayed (docs/wagtail-compatibility.md#ordering).
     const store = !/(?:^|[?&])order=random(?:&|$)/.test(relative)
     try {
-      const { answer, outcome } = await options.readThrough.get(`${endpoint}@${current.name}:${relative}`, relative, {
+      const { answer, outcome } = await options.readThrough.get(`${scope.name}@${current.name}:${relative}`, relative, {
         store,
         ...(client === undefined ? {} : { client }),
       })
-      return answers.answerOf(answer, outcome, current, () => tags(endpoint))
+      return answers.answerOf(answer, outcome, current, () => tags(scope))
     } catch (error) {
       if (isOverBudget(error)) return answers.refused(error as ProxyError, client)
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
@@ -104,11 +118,27 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     }
   }
 
+  function forwarded(scope: Scope, relative: () => string, request: PagesRequest): HttpAnswer | Promise<HttpAnswer> {
+    const refused = negotiate(parseQueryParams(request.rawQuery ?? ''), request.accept, options.notAcceptable())
+    return refused ? errorAnswer(refused) : readThrough(scope, relative(), request)
+  }
+
+  const endpointScopes = new Map<string, Scope>()
+  const siteScopes = new Map<string, Scope>()
+  const scopeOf = (scopes: Map<string, Scope>, name: string, make: () => Scope): Scope => {
+    let scope = scopes.get(name)
+    if (!scope) scopes.set(name, (scope = make()))
+    return scope
+  }
+
   return {
     answer(endpoint, target, request) {
-      const refused = negotiate(parseQueryParams(request.rawQuery ?? ''), request.accept, options.notAcceptable())
-      if (refused) return errorAnswer(refused)
-      return readThrough(endpoint, relativeOf(endpoint, target, request.rawQuery), request)
+      const scope = scopeOf(endpointScopes, endpoint, () => ({ name: endpoint, keys: [ALL_PAGES_KEY, endpointKey(endpoint)] }))
+      return forwarded(scope, () => relativeOf(endpoint, target, request.rawQuery), request)
+    },
+    site(site, target, request) {
+      const scope = scopeOf(siteScopes, site, () => ({ name: siteScope(site), keys: [ALL_PAGES_KEY, siteKey(site)] }))
+      return forwarded(scope, () => `//${site}/${relativeOf(options.pagesEndpoint, target, request.rawQuery)}`, request)
     },
     options(endpoint) {
       let answer = optionsAnswers.get(endpoint)

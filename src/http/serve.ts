@@ -28,6 +28,7 @@ import {
 } from './answers.js'
 import { apiRouteName, createApiRouter, pathOf, type ApiTarget, type RouteApiPath, type ViewTarget } from './api-router.js'
 import type { EndpointsService } from './endpoints-service.js'
+import type { SiteOfHost } from './site-of-host.js'
 import { conditionalAnswer } from './conditional-answer.js'
 import type { PagesRequest, PagesService } from './pages-service.js'
 
@@ -37,7 +38,7 @@ type Header = string | string[] | undefined
 export interface ServeRequest {
   readonly method?: string | undefined
   readonly url?: string | undefined
-  readonly headers: { readonly accept?: Header; readonly 'if-none-match'?: Header; readonly 'x-request-id'?: Header }
+  readonly headers: { readonly accept?: Header; readonly 'if-none-match'?: Header; readonly 'x-request-id'?: Header; readonly host?: Header }
 }
 
 /** The bounded labels of one answer; shared by every request that gets the same answer on the same route. */
@@ -66,6 +67,11 @@ export interface ServeOptions<R extends ServeRequest> {
   readonly endpoints?: EndpointsService
   /** The API's routing (`createApiRouter`); default the default mount's. */
   readonly route?: RouteApiPath
+  /**
+   * Which of the CMS's other Sites a Host names (SITES, `site-of-host.ts`): their pages are
+   * answered by `endpoints.site`, the default Site's from the snapshot. Unset: one Site.
+   */
+  readonly siteOf?: SiteOfHost
   readonly snapshot: () => Snapshot | undefined
   readonly isUnderPressure: () => boolean
   readonly isClosing: () => boolean
@@ -133,7 +139,7 @@ function keptAcrossPatch(previous: Snapshot, next: Snapshot): ((remembered: Reme
 }
 
 export function createServe<R extends ServeRequest>(options: ServeOptions<R>): Serve<R> {
-  const { pages, endpoints } = options
+  const { pages, endpoints, siteOf } = options
   const route = options.route ?? createApiRouter()
   const memo = createSnapshotMemo<Remembered>(options.maxEntries ?? 20_000, keptAcrossPatch)
 
@@ -159,7 +165,7 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
   }
 
   /** DRF's dispatch: GET and HEAD run the view, OPTIONS negotiates first, anything else is a 405. */
-  function viewAnswer(method: string, target: ApiTarget, rawQuery: string | undefined, request: R): HttpAnswer | Promise<HttpAnswer> {
+  function viewAnswer(method: string, target: ApiTarget, rawQuery: string | undefined, request: R, site: string | undefined): HttpAnswer | Promise<HttpAnswer> {
     const accept = firstOf(request.headers.accept)
     const endpoint = 'endpoint' in target ? target.endpoint : undefined
     if (endpoint !== undefined && !endpoints) return NOT_FOUND_ANSWER
@@ -172,6 +178,7 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     const clientOf = options.clientOf
     const input: PagesRequest = { rawQuery, accept, ...(clientOf ? { client: () => clientOf(request) } : {}) }
     if (endpoint !== undefined) return endpoints!.answer(endpoint, target as ViewTarget, input)
+    if (site !== undefined && endpoints) return endpoints.site(site, target as ViewTarget, input)
     switch (target.kind) {
       case 'list': return pages.list(input)
       case 'find': return pages.find(input)
@@ -180,13 +187,13 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     }
   }
 
-  function answerOf(method: string, url: string, path: string, target: ApiTarget, request: R): HttpAnswer | Promise<HttpAnswer> {
+  function answerOf(method: string, url: string, path: string, target: ApiTarget, request: R, site: string | undefined): HttpAnswer | Promise<HttpAnswer> {
     const q = url.indexOf('?')
     const rawQuery = q < 0 ? undefined : url.slice(q + 1)
     switch (target.kind) {
       case 'not-found': return NOT_FOUND_ANSWER
       case 'append-slash': return appendSlashAnswer(path, rawQuery)
-      default: return viewAnswer(method, target, rawQuery, request)
+      default: return viewAnswer(method, target, rawQuery, request, site)
     }
   }
 
@@ -195,9 +202,11 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     const url = request.url ?? '/'
     const shedding = options.isUnderPressure()
     const snapshot = options.snapshot()
+    // Another Site's answers are read-through, never remembered by URL alone.
+    const site = siteOf === undefined ? undefined : siteOf(firstOf(request.headers.host))
     // Remembered only for a loaded snapshot, and only the API's URLs: a hit needs no routing.
     let key: string | undefined
-    if (!shedding && snapshot && (method === 'GET' || method === 'HEAD')) {
+    if (!shedding && snapshot && site === undefined && (method === 'GET' || method === 'HEAD')) {
       const accept = firstOf(request.headers.accept)
       key = accept === undefined ? url : `${url}\u0000${accept}`
       const remembered = memo.get(snapshot, key)
@@ -214,7 +223,7 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     }
     let answer: HttpAnswer | Promise<HttpAnswer>
     try {
-      answer = answerOf(method, url, path, target, request)
+      answer = answerOf(method, url, path, target, request, site)
     } catch (error) {
       return failed(error, request, requestId, routeName)
     }

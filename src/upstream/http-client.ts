@@ -3,7 +3,8 @@
  * per attempt, a body cap, retries with jittered backoff, and errors from the catalogue.
  *
  * Nothing from a client request ever reaches the CMS through here: the only request headers are
- * `accept` and `user-agent`. Wagtail varies answers by session and Basic auth (docs/wagtail-compatibility.md#headers), so a
+ * `accept`, `user-agent` and, to ask as one of the CMS's Sites, a `host` from the configuration
+ * (SITES), never a client's. Wagtail varies answers by session and Basic auth (docs/wagtail-compatibility.md#headers), so a
  * forwarded Cookie or Authorization would put one user's view into everyone's cache.
  * @module
  */
@@ -33,6 +34,8 @@ export interface GetOptions {
   signal?: AbortSignal
   /** Defaults to `application/json`. */
   accept?: string
+  /** The `Host` the CMS sees, which selects its Site (docs/wagtail-compatibility.md#sites); default the base URL's. */
+  host?: string
   /** Who caused the request, for the attempt report; defaults to the client's `trafficClass`. */
   trafficClass?: TrafficClass
 }
@@ -122,12 +125,12 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   })
   let closing: Promise<void> | undefined
 
-  async function attemptOnce(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined, trafficClass: TrafficClass): Promise<Attempt> {
-    if (!options.onAttempt) return attemptUnreported(path, accept, signal, retryIndex)
+  async function attemptOnce(path: string, headers: Readonly<Record<string, string>>, signal: AbortSignal | undefined, retryIndex: number | undefined, trafficClass: TrafficClass): Promise<Attempt> {
+    if (!options.onAttempt) return attemptUnreported(path, headers, signal, retryIndex)
     const started = performance.now()
     const report = options.onAttempt
     try {
-      const outcome = await attemptUnreported(path, accept, signal, retryIndex)
+      const outcome = await attemptUnreported(path, headers, signal, retryIndex)
       report({ path, trafficClass, status: outcome.kind === 'response' ? outcome.response.status : outcome.status, durationMs: performance.now() - started })
       return outcome
     } catch (error) {
@@ -136,7 +139,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     }
   }
 
-  async function attemptUnreported(path: string, accept: string, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
+  async function attemptUnreported(path: string, requestHeaders: Readonly<Record<string, string>>, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
     // undici's headersTimeout/bodyTimeout measure idle gaps, not the whole transfer; a CMS that
     // trickles a byte a second would never trip them. This controller is the real deadline.
     // An EventEmitter, not an AbortController: undici takes either, and at 100,000 detail fetches
@@ -158,7 +161,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         origin,
         path,
         method: 'GET',
-        headers: { accept, 'user-agent': userAgent },
+        headers: requestHeaders,
         signal: abort,
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
@@ -187,14 +190,15 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   async function get(pathAndQuery: string, getOptions: GetOptions = {}): Promise<UpstreamResponse> {
     if (!pathAndQuery.startsWith('/')) throw new TypeError(`upstream path must start with "/", got ${JSON.stringify(pathAndQuery)}`)
     const path = prefix + pathAndQuery
-    const { signal, accept = 'application/json', trafficClass = options.trafficClass ?? 'sync' } = getOptions
+    const { signal, accept = 'application/json', host, trafficClass = options.trafficClass ?? 'sync' } = getOptions
+    const headers: Readonly<Record<string, string>> = host === undefined ? { accept, 'user-agent': userAgent } : { accept, 'user-agent': userAgent, host }
     for (let attempt = 0; ; attempt++) {
       if (isAborted(signal)) throw signal?.reason
       const retryIndex = attempt < retries ? attempt : undefined
       let delayMs: number
       let reason: unknown
       try {
-        const outcome = await attemptOnce(path, accept, signal, retryIndex, trafficClass)
+        const outcome = await attemptOnce(path, headers, signal, retryIndex, trafficClass)
         if (outcome.kind === 'response') return outcome.response
         delayMs = outcome.delayMs
         reason = outcome.status

@@ -31,12 +31,28 @@ export function rawPath(pathAndQuery: string, mount: ApiMount = DEFAULT_MOUNT): 
   return `${mount.root}${pathAndQuery}`
 }
 
+/**
+ * A read-through path may name the Site to ask as, network-path style: `//partner.example/pages/?…`
+ * asks `pages/?…` with `Host: partner.example` (docs/wagtail-compatibility.md#sites). Only
+ * hostnames from the configuration (SITES) are ever put there.
+ */
+const AS_SITE = /^\/\/([A-Za-z0-9.-]+)(\/.*)$/
+
+/** The Site a read-through path asks as (`undefined`: the CMS's default) and the path below the router. */
+export function splitSite(pathAndQuery: string): { site: string | undefined; path: string } {
+  const asSite = AS_SITE.exec(pathAndQuery)
+  return asSite ? { site: asSite[1]!, path: asSite[2]!.slice(1) } : { site: undefined, path: pathAndQuery }
+}
+
 export interface WagtailClient {
   /** Absolute URL of the CMS's pages endpoint (`<UPSTREAM_URL><API_PATH>pages/`). */
   readonly apiUrl: string
   /** The router's path below the CMS base URL (`/api/v2/`). */
   readonly apiPath: string
-  /** Read-through: `pathAndQuery` relative to the router (`pages/`, `pages/?…`, `images/<id>/?…`, `documents/find/?…`); any status. */
+  /**
+   * Read-through: `pathAndQuery` relative to the router (`pages/`, `pages/?…`, `images/<id>/?…`,
+   * `documents/find/?…`), or as a Site (`//partner.example/pages/?…`); any status.
+   */
   raw(pathAndQuery: string, options?: GetOptions): Promise<UpstreamResponse>
 }
 
@@ -44,6 +60,9 @@ export function createWagtailClient({ http, mount = DEFAULT_MOUNT }: { http: Htt
   return {
     apiUrl: `${http.baseUrl}${mount.pagesPath}`,
     apiPath: mount.root,
-    raw: (pathAndQuery, options) => http.get(rawPath(pathAndQuery, mount), options),
+    raw(pathAndQuery, options) {
+      const { site, path } = splitSite(pathAndQuery)
+      return http.get(rawPath(path, mount), site === undefined ? options : { ...options, host: site })
+    },
   }
 }

@@ -54,6 +54,14 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     ...(options.media ? { media: options.media } : {}),
     ...(options.language === undefined ? {} : { language: options.language }),
   }
+  // Other Sites: their own store and URLs, the rest as the default Site's.
+  const siteConfigs = new Map<string, ApiConfig>()
+  for (const [hostname, sitePages] of Object.entries(options.sites ?? {})) {
+    const siteUrls = { ...urls, siteUrl: `http://${hostname}`, detailBase: options.apiBaseUrl ? urls.detailBase : `http://${hostname}` }
+    siteConfigs.set(hostname, { ...config, store: new PageStore(sitePages, siteUrls), urls: siteUrls })
+  }
+  /** `Site.find_for_request`: the Host's hostname names a Site, or the default one answers. */
+  const configFor = (host: string | undefined): ApiConfig => siteConfigs.get((host ?? '').split(':')[0]!.toLowerCase()) ?? config
   const record = options.recordRequests ?? true
   const hits = zeroHits()
   const requests: RecordedRequest[] = []
@@ -99,7 +107,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     const fault = faultFn?.(context)
     req.resume() // drain any request body; the API never reads it
     const call = { method, url, headers: req.headers }
-    const real = () => answerCall(call, config)
+    const real = () => answerCall(call, configFor(req.headers.host))
     if (fault) {
       if (latencyMs > 0) await delay(latencyMs)
       if (!closed) writeFault(req, res, fault, real, timerRegistry)
@@ -158,6 +166,12 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     setMedia(media) {
       if (!options.media) throw new Error('fake-wagtail: started without the images and documents endpoints')
       config = { ...config, media }
+      for (const [hostname, site] of siteConfigs) siteConfigs.set(hostname, { ...site, media })
+    },
+    updateSitePage(hostname, pageId, patch) {
+      const site = siteConfigs.get(hostname)
+      if (!site) throw new Error(`fake-wagtail: no Site ${hostname}`)
+      site.store.updatePage(pageId, patch)
     },
     setFault(fn) {
       faultFn = fn

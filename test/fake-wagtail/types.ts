@@ -75,6 +75,11 @@ export interface FakeWagtailOptions {
   apiPath?: string
   /** The router's `images` and `documents` endpoints, over these items (`media-api.ts`); absent: not registered. */
   media?: FakeMedia
+  /**
+   * Other Sites, by hostname, each with its own tree (ids apart from `pages`'): a request whose Host
+   * names one is answered from it (`Site.find_for_request`), any other Host from `pages`.
+   */
+  sites?: Record<string, FakePage[]>
 }
 
 /** One image or document as Wagtail's models hold it. */
@@ -171,6 +176,8 @@ export interface FakeWagtail {
   pages(): FakePage[]
   /** Replaces the images and documents (only when started with `media`). */
   setMedia(media: FakeMedia): void
+  /** Edits a page of another Site (only when started with `sites`). */
+  updateSitePage(hostname: string, id: number, patch: Partial<FakePage>): void
   /** Fault injection: called for every request before it is answered; return a fault to apply, or undefined. */
   setFault(fn: ((req: FaultContext) => Fault | undefined) | undefined): void
   /** Called for every request before the answer is computed (tests mutate the tree mid-sync here). */

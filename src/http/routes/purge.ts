@@ -24,6 +24,7 @@ import type { RequestRefresh } from '../../sync/refresh-request.js'
 import { resolvePurgeTarget, type PurgeTarget } from '../../tree/html-url-index.js'
 import type { Snapshot } from '../../tree/snapshot.js'
 import type { PurgeAccess } from '../purge-access.js'
+import type { SiteOfHost } from '../site-of-host.js'
 import type { LogSink } from '../../observability/log-sink.js'
 
 export type PurgeLogger = Pick<LogSink, 'info' | 'warn' | 'error'>
@@ -36,6 +37,12 @@ export interface PurgeRouteOptions {
   readonly mount?: ApiMount
   /** A PURGE of one of the router's other endpoints: its answers start a new generation. */
   readonly purgeEndpoint?: (endpoint: string) => void
+  /**
+   * The CMS's other Sites (SITES), whose pages are read-through: a PURGE whose Host names one, or
+   * that names a page the snapshot (the default Site's) does not hold, starts a new generation of
+   * their answers.
+   */
+  readonly sites?: { readonly of: SiteOfHost; readonly all: readonly string[]; purge(hostname: string): void }
   readonly access: PurgeAccess
   readonly logger: PurgeLogger
   /**
@@ -64,7 +71,9 @@ function handlePurge(request: FastifyRequest, reply: FastifyReply, options: Purg
   const host = request.headers.host
   // The socket's own peer: X-Forwarded-For and friends are written by whoever sends the request.
   const remoteAddress = request.socket.remoteAddress
-  const target = resolvePurgeTarget(options.snapshot(), host, url, options.mount)
+  const snapshot = options.snapshot()
+  const site = options.sites?.of(host)
+  const target: PurgeTarget = site === undefined ? resolvePurgeTarget(snapshot, host, url, options.mount) : { kind: 'site', site }
 
   if (!options.access.check(remoteAddress, request.headers['x-purge-token'])) {
     options.logger.warn({ remoteAddress, host, url, target: target.kind }, 'purge refused: source not allowed and no valid X-Purge-Token')
@@ -76,9 +85,12 @@ function handlePurge(request: FastifyRequest, reply: FastifyReply, options: Purg
   options.onPurge?.('accepted', target.kind)
   try {
     if (target.kind === 'endpoint') options.purgeEndpoint?.(target.endpoint)
+    else if (target.kind === 'site') options.sites?.purge(target.site)
     // A known page is refreshed in place when only its content changed, and with a listing
       // pass otherwise (the sync decides, `refresh-in-place.ts`); any other URL gets the pass.
     else options.requestRefresh(target.kind === 'page' ? { ids: [target.id], reason: 'purge' } : { listing: true, reason: 'purge' })
+    // Another Site's page, purged by its API URL on the API's host: which Site is not said.
+    if (target.kind === 'page' && snapshot !== undefined && !snapshot.byId.has(target.id)) for (const other of options.sites?.all ?? []) options.sites?.purge(other)
   } catch (error) {
     // Wagtail only logs a failed purge; a 500 at least puts it in the CMS's log too.
     options.logger.error({ err: error, host, url, target: target.kind }, 'purge accepted but the refresh could not be requested')
