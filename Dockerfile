@@ -10,7 +10,8 @@
 # image, from Docker Hub or from whatever mirror the daemon is set up with.
 # test/deploy-files.test.ts checks this file without a Docker engine.
 
-# A current Node.js LTS line (the code also runs on Node 20.19+); override with --build-arg NODE_VERSION=22.
+# A current Node.js LTS line, the one CI tests first (the code also runs on Node 22.13+, tested too);
+# override with --build-arg NODE_VERSION=22.
 ARG NODE_VERSION=24
 
 # Every dependency, dev ones included: the compilers' stages only, installed once.

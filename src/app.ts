@@ -19,6 +19,7 @@ import { composeCluster, instanceOwner } from './compose/cluster.js'
 import { registerLifecycle } from './compose/lifecycle.js'
 import { composeMetrics, registerOperations } from './compose/operations.js'
 import { composePersistence } from './compose/persistence.js'
+import { logPrivateApiPaths, privateApiPaths } from './compose/private-apis.js'
 import { serverOptions } from './compose/server.js'
 import { composeServed, servedPurgeGate } from './compose/served.js'
 import { composeServing } from './compose/serving.js'
@@ -86,8 +87,12 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const clock = clockOf(deps)
   const events = createShieldEvents()
   // The closures below read parts built after them; they run only once requests and syncs do.
-  const app = Fastify(serverOptions({ config, logger: deps.logger, logStream: deps.logStream, fastPath: () => serving.fastPath }))
+  const privateApis = privateApiPaths(config.privateApis)
+  const app = Fastify(serverOptions({
+    config, logger: deps.logger, logStream: deps.logStream, fastPath: () => serving.fastPath, preparedHeaders: privateApis.preparedHeaders === 'private',
+  }))
   const logger = app.log
+  logPrivateApiPaths(logger, privateApis, config.privateApis)
 
   const upstream = composeUpstream({ config, dispatcher: deps.dispatcher, logger, events, now: clock.now, random: clock.random })
   const caches = composeCaches({ config, upstream, logger, events, clock })
@@ -107,7 +112,7 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
 
   const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, endpointGenerations: caches.endpointGenerations, events, now: clock.now })
   const purgeScope = createEndpointPurge({ generations: caches.endpointGenerations, cluster: () => cluster, cdn, now: clock.now, logger })
-  const operations = { config, sync, caches, cluster, requestRefresh, purgeScope, events, now: clock.now }
+  const operations = { config, sync, caches, cluster, requestRefresh, purgeScope, events, now: clock.now, privateApis }
   const metrics = composeMetrics(operations)
   const { readThrough, budget, memoryTier } = caches
   const { pages, fastPath } = serving

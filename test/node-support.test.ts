@@ -1,8 +1,8 @@
 /**
  * Which Node runs cms-shield: the README promises one lowest version, package.json's `engines`
- * and CI (.ci/run) hold to the same one, and every production dependency admits it — except
- * those the README names as loaded only by the tests' `app.inject()`, which a serving process is
- * checked never to load.
+ * and CI (.ci/run) hold to the same one and test its line as well as the production image's, and
+ * every production dependency admits it — except those the README names as loaded only by the
+ * tests' `app.inject()`, which a serving process is checked never to load.
  */
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -29,16 +29,28 @@ const promised = (() => {
 })()
 
 /** Production packages that declare a Node above the promised one; the README says where each is used. */
-const ABOVE_PROMISED = ['cookie']
+const ABOVE_PROMISED: string[] = []
 
 describe('the Node cms-shield runs on', () => {
   it('is the same lowest version in the README, package.json engines and the CI script', () => {
     expect(semver.minVersion(packageJson.engines.node)?.version).toBe(promised)
     // .ci/run refuses to test on a Node outside `engines`, after installing.
     const ci = read('.ci/run')
-    expect(ci).toMatch(/engines/)
-    expect(ci.indexOf('engines')).toBeGreaterThan(ci.indexOf('npm ci'))
-    expect(ci.indexOf('engines')).toBeLessThan(ci.indexOf('npm test'))
+    const check = ci.indexOf('is outside package.json engines')
+    expect(check).toBeGreaterThan(ci.indexOf('npm ci'))
+    expect(check).toBeLessThan(ci.indexOf('npm test'))
+  })
+
+  it('is a line that is not end-of-life, and CI tests it beside the image\'s own line', () => {
+    // Node 22 is maintained until 2027-04-30; the image's line is the Dockerfile's NODE_VERSION.
+    expect(Number(promised.split('.')[0])).toBeGreaterThanOrEqual(22)
+    const image = /^ARG NODE_VERSION=(\d+)$/m.exec(read('Dockerfile'))?.[1]
+    expect(Number(image)).toBeGreaterThan(Number(promised.split('.')[0]))
+    const ci = read('.ci/run')
+    // Both majors come from the files themselves, so CI cannot test another line than they name.
+    expect(ci).toContain('ARG NODE_VERSION=')
+    expect(ci).toContain('require("./package.json").engines.node')
+    expect(ci).toMatch(/npm pack .*node-linux-/)
   })
 
   it('is admitted by every production dependency but those the README names as loaded by tests only', () => {

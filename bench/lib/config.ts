@@ -86,6 +86,16 @@ function envBaselineHeaders(): BaselineHeaderSet {
   return raw
 }
 
+function envOnOff(name: string, fallback: boolean): boolean {
+  const raw = process.env[name]?.trim()
+  if (!raw) return fallback
+  if (raw !== 'on' && raw !== 'off') {
+    process.stderr.write(`bench: ${name}=${JSON.stringify(raw)}: expected on or off\n`)
+    process.exit(2)
+  }
+  return raw === 'on'
+}
+
 /** Reads every `BENCH_*` variable; exits with status 2 on a bad value. */
 export function readConfig() {
   return {
@@ -117,6 +127,8 @@ export function readConfig() {
     shieldEnv: envShieldExtras(),
     shieldNodeArgs: envShieldNodeArgs(),
     baselineHeaders: envBaselineHeaders(),
+    // The detail row also measures a cms-shield with PRIVATE_APIS=false: what the public paths cost.
+    publicApis: envOnOff('BENCH_PUBLIC_APIS', false),
     pin: envPin(),
     out: process.env.BENCH_OUT?.trim() || join('bench', 'results', 'latest.json'),
     // Keep every cms-shield's log after a complete run too (an incomplete run always keeps them).

@@ -106,14 +106,15 @@ export interface ThroughputResult {
 /** The name of cms-shield's 200 for the same detail, measured in the 304 scenario's own rounds. */
 export const SHIELD_200 = 'cms-shield 200'
 
-export async function measureThroughput(ctx: BenchContext, prepared: Prepared, shield: Shield, baselines: Baseline[]): Promise<ThroughputResult> {
+/** `extra`: other cms-shields measured in the same rounds as `shield` and the baselines (each by its own name). */
+export async function measureThroughput(ctx: BenchContext, prepared: Prepared, shield: Shield, baselines: Baseline[], extra: LoadTarget[] = []): Promise<ThroughputResult> {
   const { config, recorder: { log, warn }, pacing: { quiet, measure } } = ctx
   const spec = { paths: [prepared.path], headers: prepared.requestHeaders, connections: config.connections, expectStatus: prepared.expectStatus }
   // The 304 target compares cms-shield's 304 rate with its 200 rate: both are measured in the same
   // rounds, so that the ratio does not depend on how the process or the machine changed between
   // scenarios minutes apart.
   const control = prepared.id === '304' ? [{ target: { ...shield, name: SHIELD_200 }, spec: { ...spec, headers: {}, expectStatus: 200 } }] : []
-  const measured = [shield, ...baselines].map((target) => ({ target, spec })).concat(control)
+  const measured = [shield, ...extra, ...baselines].map((target) => ({ target, spec })).concat(control)
   const targets: LoadTarget[] = measured.map((each) => each.target)
   const specOf = (target: LoadTarget) => measured.find((each) => each.target === target)!.spec
   for (const target of targets) {

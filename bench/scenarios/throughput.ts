@@ -13,13 +13,13 @@ import { NODE_FOUR_HEADERS } from '../lib/baselines.js'
 import { baselineHeaders } from '../lib/canned-response.js'
 import type { ScenarioId } from '../lib/config.js'
 import type { BenchContext } from '../lib/context.js'
-import { call } from '../lib/http.js'
+import { call, metricSum } from '../lib/http.js'
 import { FOREIGN_LOAD_CORES, runLoad } from '../lib/load.js'
 import type { SiteInfo } from '../lib/origin-control.js'
 import { check, fmtBytes, fmtInt, fmtRatio, verdict } from '../lib/report.js'
-import type { Shield } from '../lib/shield.js'
+import { shieldMetrics, type Shield } from '../lib/shield.js'
 import { spread } from '../lib/stats.js'
-import { fmtRatioSpread, fmtThroughput, harnessRows, measureThroughput, SHIELD_200 } from '../lib/throughput-measure.js'
+import { fmtRatioSpread, fmtThroughput, harnessRows, measureThroughput, ratioOf, SHIELD_200, type TargetSummary } from '../lib/throughput-measure.js'
 import type { Prepared, ThroughputResult } from '../lib/throughput-measure.js'
 
 /** What the throughput scenarios keep between the runner's two calls (the list rows run last). */
@@ -170,6 +170,7 @@ export async function throughputScenario(ctx: BenchContext, state: ThroughputSta
     baselines.push(await startBaseline('node', bodyFile, fourHeadersFile, { name: NODE_FOUR_HEADERS, headerSet: 'minimal' }))
   }
   const detailId = await detailIdOf(ctx, shield, site)
+  const publicShield = config.publicApis && ids.includes('detail') ? await startPublicShield(ctx, detailId) : undefined
   if (!state.shieldWarmedUp) {
     // cms-shield starts cold (JIT, first renders); give it a longer first warm-up than the scenarios'.
     await runLoad(shield, { paths: [`/api/v1/cms/pages/${detailId}/`], connections: config.connections, durationS: Math.max(3, config.warmupS), expectStatus: 200 })
@@ -179,7 +180,8 @@ export async function throughputScenario(ctx: BenchContext, state: ThroughputSta
   results.throughput = state.byId
   for (const id of ids) {
     const prepared = await prepare(ctx, id, shield, site, detailId)
-    if (spareMs(id) < estimateThroughputMs(id === 'detail' && baselines.length > 2 ? 4 : 3)) {
+    const extra = id === 'detail' && publicShield ? [publicShield] : []
+    if (spareMs(id) < estimateThroughputMs((id === 'detail' && baselines.length > 2 ? 4 : 3) + extra.length)) {
       skip(prepared.title, 'not enough time left before BENCH_MAX_SECONDS')
       continue
     }
@@ -187,13 +189,54 @@ export async function throughputScenario(ctx: BenchContext, state: ThroughputSta
     // The four-header baseline only in the detail row: it prices the header set, which every row shares.
     const measuredBaselines = baselines.filter((baseline) => id === 'detail' || baseline.name !== NODE_FOUR_HEADERS)
     await loadBaselines(prepared, measuredBaselines, bodyFile)
-    const result = await measureThroughput(ctx, prepared, shield, measuredBaselines)
+    const result = await measureThroughput(ctx, prepared, shield, measuredBaselines, extra)
     state.byId[id] = result
     throughputRow(ctx, result)
+    if (extra.length > 0) publicApisRow(ctx, result)
     harness.push(...harnessRows(result))
     if (id === '304') revalidationRow(ctx, result, state.byId.detail)
   }
-  await Promise.all(baselines.map((baseline) => baseline.child.stop()))
+  await Promise.all([...baselines, ...(publicShield ? [publicShield] : [])].map((each) => each.child.stop()))
+}
+
+/** The detail row's target with every non-public hook on its public path (`BENCH_PUBLIC_APIS=on`). */
+export const PUBLIC_APIS_SHIELD = 'cms-shield (PRIVATE_APIS=false)'
+
+/** A second cms-shield with PRIVATE_APIS=false, checked to have taken the public paths, warmed up. */
+async function startPublicShield(ctx: BenchContext, detailId: number): Promise<Shield> {
+  const { config, recorder: { log } } = ctx
+  log(`${PUBLIC_APIS_SHIELD}: starting a second cms-shield for the detail row`)
+  const started = await ctx.startShield('cms-shield-public-apis', 'warn', 60_000, { PRIVATE_APIS: 'false' })
+  const metrics = await shieldMetrics(started)
+  if (metricSum(metrics, 'cms_shield_private_api', { api: 'preparedHeaders', path: 'public' }) !== 1) {
+    await started.child.stop()
+    throw new Error(`${PUBLIC_APIS_SHIELD} did not report the public header path in /metrics`)
+  }
+  await runLoad(started, { paths: [`/api/v1/cms/pages/${detailId}/`], connections: config.connections, durationS: Math.max(3, config.warmupS), expectStatus: 200 })
+  return { ...started, name: PUBLIC_APIS_SHIELD }
+}
+
+const fmtSigned = (value: number): string => `${value >= 0 ? '+' : '−'}${Math.abs(value).toFixed(1)}`
+
+/** The hit path on public APIs only, against the same baselines and the private path, in the same rounds. */
+function publicApisRow(ctx: BenchContext, result: ThroughputResult): void {
+  const { rows } = ctx.recorder
+  const summary = result.targets[PUBLIC_APIS_SHIELD]
+  const privatePath = result.targets['cms-shield']
+  if (!summary || !privatePath) return
+  const ratio = (baseline: TargetSummary | undefined) => (baseline ? ratioOf(summary, baseline) : undefined)
+  const cost = summary.serverCpuUsPerRequest !== null && privatePath.serverCpuUsPerRequest !== null
+    ? `; ${fmtSigned(summary.serverCpuUsPerRequest - privatePath.serverCpuUsPerRequest)} µs of server CPU per request (${summary.serverCpuUsPerRequest.toFixed(1)} against ${privatePath.serverCpuUsPerRequest.toFixed(1)})` : ''
+  rows.push({
+    scenario: `${result.title}, PRIVATE_APIS=false (public paths) — same rounds and baselines`,
+    shield: `${fmtThroughput(summary)} = ${fmtRatioSpread(ratioOf(summary, privatePath))} of the private paths (${fmtInt(privatePath.rps)} req/s)${cost}`,
+    fastify: fmtThroughput(result.targets.fastify),
+    node: fmtThroughput(result.targets.node),
+    vsFastify: fmtRatioSpread(ratio(result.targets.fastify)),
+    vsNode: fmtRatioSpread(ratio(result.targets.node)),
+    target: '— (cost of the public paths)',
+    met: '—',
+  })
 }
 
 /** The 304 row's second row: cms-shield's 304 rate over its 200 rate in the same rounds; the baselines' from the detail row. */

@@ -14,6 +14,7 @@ import { registerPurgeRoute } from '../http/routes/purge.js'
 import { registerRefreshWebhook } from '../http/routes/refresh-webhook.js'
 import { configuredTargets } from '../cdn/cdn-purger.js'
 import { createMetrics, type Metrics } from '../observability/metrics.js'
+import type { PrivateApiPaths } from './private-apis.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import type { RefreshRequest } from '../sync/refresh-request.js'
@@ -30,6 +31,7 @@ export interface OperationsOptions {
   readonly purgeScope: ScopePurge
   readonly events: ShieldEvents
   readonly now: () => number
+  readonly privateApis: PrivateApiPaths
 }
 
 /** Metrics only listen: every number comes from an event or is read from its source at scrape. */
@@ -48,6 +50,8 @@ export function composeMetrics(options: OperationsOptions): Metrics {
     budget: () => budget.state(),
     now: options.now,
     cdnTargets: configuredTargets(options.config),
+    talliedMetrics: options.privateApis.talliedMetrics === 'private',
+    privateApis: options.privateApis,
   })
 }
 

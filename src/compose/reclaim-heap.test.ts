@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { AFTER_LOAD_DELAY_MS, createHeapReclaimer, reclaimHeap, RECLAIM_FROM_PAGES } from './reclaim-heap.js'
+import { AFTER_LOAD_DELAY_MS, createHeapReclaimer, reclaimHeap, RECLAIM_FROM_PAGES, skipReclaim } from './reclaim-heap.js'
 
 describe('reclaimHeap', () => {
   it('collects through the in-process inspector and ends once the collection has run', async () => {
@@ -8,6 +8,21 @@ describe('reclaimHeap', () => {
     expect(garbage.length).toBe(64)
     garbage = undefined
     await expect(reclaimHeap()).resolves.toBe(true)
+  })
+
+  it('really collects on every Node line CI runs: what is held only weakly is gone after it', async () => {
+    // reclaimHeap() is true only when a WeakRef's target did not survive the collection.
+    let unheld: object | undefined = { big: new Array<number>(2 ** 16).fill(2.5) }
+    const ref = new WeakRef(unheld)
+    unheld = undefined
+    // Out of the task that made the WeakRef, which keeps its target alive until the task ends.
+    await new Promise((resolve) => setImmediate(resolve))
+    await expect(reclaimHeap()).resolves.toBe(true)
+    expect(ref.deref()).toBeUndefined()
+  })
+
+  it('has a public path that collects nothing', async () => {
+    await expect(skipReclaim()).resolves.toBe(false)
   })
 
   it('can run again after a first collection (each call has its own session)', async () => {

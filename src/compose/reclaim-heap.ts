@@ -12,7 +12,10 @@ import { Session } from 'node:inspector'
 
 /**
  * Ends when the collection has run (it runs in a task of its own, after this call returns), with
- * `false` when this node has no inspector (built without it): nothing is collected then.
+ * whether it did collect: `false` when this node has no inspector (built without it), when the
+ * protocol refused the command, or when an object no one held survived it. The inspector
+ * protocol's commands are V8's, not Node's API: that last check is what tells a collection that
+ * really ran from a command that a V8 release turned into something else.
  */
 export function reclaimHeap(): Promise<boolean> {
   let session: Session
@@ -22,16 +25,21 @@ export function reclaimHeap(): Promise<boolean> {
   } catch {
     return Promise.resolve(false)
   }
+  // Held weakly only: a full collection, which runs after this task, takes it.
+  const unheld = new WeakRef({})
   return new Promise<boolean>((resolve) => {
     session.post('HeapProfiler.collectGarbage', (error) => {
       // Disconnecting inside the callback would wait for the callback to end: a dead lock.
       setImmediate(() => {
         session.disconnect()
-        resolve(error === null)
+        resolve(error === null && unheld.deref() === undefined)
       })
     })
   })
 }
+
+/** The public path: nothing compacts the heap; V8 gives it back as allocation resumes. */
+export const skipReclaim = (): Promise<boolean> => Promise.resolve(false)
 
 /**
  * The smallest tree after which the heap is compacted: at 100,000 pages it gives back a third of
@@ -80,7 +88,7 @@ export function createHeapReclaimer(options: HeapReclaimerOptions): (pages: numb
       const mib = (bytes: number) => Math.round(bytes / 2 ** 20)
       options.logger.info(
         { collected, ms: Math.round(performance.now() - started), rssMiB: [mib(before.rss), mib(after.rss)], heapTotalMiB: [mib(before.heapTotal), mib(after.heapTotal)] },
-        `memory: heap compacted after ${what}`,
+        collected ? `memory: heap compacted after ${what}` : `memory: heap not compacted after ${what} (no collection through the inspector)`,
       )
     })
   }

@@ -24,6 +24,8 @@ export interface ServerOptions {
   readonly logStream?: { write(line: string): void } | undefined
   /** Bound once serving is composed; until then (and with FAST_PATH=false) Fastify answers all. */
   readonly fastPath: () => FastPath | undefined
+  /** Whether responses take prepared header blocks; default: PRIVATE_APIS and the module's self-check. */
+  readonly preparedHeaders?: boolean
 }
 
 const PARSER_MESSAGES: Readonly<Record<number, string>> = { 431: 'request header fields too large', 408: 'request timeout' }
@@ -44,7 +46,8 @@ export function serverOptions(options: ServerOptions): FastifyHttpOptions<Server
     serverFactory: (handler, factoryOptions) => {
       // The header limit is Node's default, set here so NODE_OPTIONS cannot raise it unseen.
       // Responses take prepared header blocks from the fast path (`http/prepared-headers.ts`).
-      const responses = PREPARED_HEADERS_SUPPORTED ? { ServerResponse: PreparedServerResponse } : {}
+      const prepared = options.preparedHeaders ?? (config.privateApis && PREPARED_HEADERS_SUPPORTED)
+      const responses = prepared ? { ServerResponse: PreparedServerResponse } : {}
       const server = createServer({ ...factoryOptions, ...responses, maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
         if (options.fastPath()?.(req, res) !== true) handler(req, res)
       })

@@ -13,7 +13,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
 import { mountOf } from '../config/api-mount.js'
 import type { Clock } from './clock.js'
-import { AFTER_LOAD_DELAY_MS, createHeapReclaimer } from './reclaim-heap.js'
+import { AFTER_LOAD_DELAY_MS, createHeapReclaimer, reclaimHeap, skipReclaim } from './reclaim-heap.js'
 import type { UpstreamParts } from './upstream.js'
 
 export interface SyncOptions {
@@ -44,7 +44,7 @@ export interface SyncedSwap {
 
 export function composeSync(options: SyncOptions): SyncService {
   const { config, logger, events, persistence, cluster } = options
-  const reclaimOnce = createHeapReclaimer({ logger })
+  const reclaimOnce = createHeapReclaimer({ logger, reclaim: config.privateApis ? reclaimHeap : skipReclaim })
   return createSyncService({
     get: options.upstream.get,
     pagesPath: mountOf(config).pagesPath,

@@ -44,6 +44,7 @@ describe('loadConfig', () => {
       cacheStatusHeader: true,
       requestIdOnHits: false,
       fastPath: true,
+      privateApis: true,
       upstreamTimeoutMs: 10_000,
       upstreamConnections: 16,
       upstreamRetries: 2,

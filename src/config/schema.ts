@@ -48,6 +48,7 @@ export interface Config {
   readonly cacheStatusHeader: boolean
   readonly requestIdOnHits: boolean
   readonly fastPath: boolean
+  readonly privateApis: boolean
   readonly upstreamTimeoutMs: number
   readonly upstreamConnections: number
   readonly upstreamRetries: number
@@ -244,6 +245,10 @@ export const schema = {
   fastPath: {
     name: 'FAST_PATH', kind: 'bool', default: 'true',
     doc: 'Answer cached reads before Fastify routes them (same bytes and headers, logs and metrics); false sends every request through Fastify.',
+  },
+  privateApis: {
+    name: 'PRIVATE_APIS', kind: 'bool', default: 'true',
+    doc: 'Use the non-public Node and prom-client hooks that make hits cheaper (prepared header blocks, request metrics tallied at scrape, compacting the heap after a full sync), each only where a self-check at start finds it behaving as expected (logged, and `cms_shield_private_api`); false keeps to public APIs.',
   },
   upstreamTimeoutMs: {
     // undici reads a timeout of 0 as "no timeout", so 0 must not slip through.

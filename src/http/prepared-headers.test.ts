@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { connect, type AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { prepareHeaders, PREPARED_HEADERS_SUPPORTED, PreparedServerResponse } from './prepared-headers.js'
+import { checkPreparedHeaders, prepareHeaders, PREPARED_HEADERS_SUPPORTED, PreparedServerResponse } from './prepared-headers.js'
 
 /** What the servers below answer with, set by each test. */
 interface Answer {
@@ -106,8 +106,30 @@ const API_ANSWER: Answer = {
 }
 
 describe('prepared header blocks', () => {
-  it('are supported by this Node', () => {
+  it('pass their self-check on every Node line CI runs, so servers take the prepared path', () => {
+    // A Node release that changes the hook fails here, rather than falling back unseen.
     expect(PREPARED_HEADERS_SUPPORTED).toBe(true)
+    expect(checkPreparedHeaders()).toBe(true)
+  })
+
+  it('fail their self-check when Node builds the block without the prepared lines', () => {
+    // As if a Node release stopped routing the header block through `_storeHeader`.
+    class Bypassed extends PreparedServerResponse {
+      override _storeHeader(firstLine: string, headers: unknown): void {
+        this.preparedLines = undefined
+        super._storeHeader(firstLine, headers)
+      }
+    }
+    expect(checkPreparedHeaders(Bypassed)).toBe(false)
+  })
+
+  it('fail their self-check when the hook throws', () => {
+    class Throwing extends PreparedServerResponse {
+      override _storeHeader(): void {
+        throw new TypeError('another shape')
+      }
+    }
+    expect(checkPreparedHeaders(Throwing)).toBe(false)
   })
 
   it('put on the wire exactly the bytes writeHead would with every header, request after request', async () => {

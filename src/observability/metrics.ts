@@ -30,7 +30,7 @@ import { errorCatalogue } from '../errors.js'
 import type { StoreEvents } from './store-events.js'
 import { createRequestTally } from './request-tally.js'
 import type { CacheOutcome, RouteName, ShieldEvents, TrafficClass, UpstreamKind } from './shield-events.js'
-import { TalliedCounter, TalliedHistogram } from './tallied-metrics.js'
+import { plainRequestMetrics, TalliedCounter, TalliedHistogram, TALLIED_METRICS_SUPPORTED } from './tallied-metrics.js'
 
 export const METRIC_PREFIX = 'cms_shield_'
 
@@ -76,6 +76,13 @@ export interface MetricsSources {
   readonly budget?: () => BudgetState
   /** The CDN purge targets configured, whose purge series start at 0 (docs/cdn-purging.md). */
   readonly cdnTargets?: ReadonlyArray<(typeof CDN_TARGETS)[number]>
+  /**
+   * Whether the request metrics may be read from a tally at scrape time (`tallied-metrics.ts`);
+   * false moves prom-client's own metrics per request. Default: whether its self-check passed.
+   */
+  readonly talliedMetrics?: boolean
+  /** Which path each non-public hook takes (`compose/private-apis.ts`), for `private_api`. */
+  readonly privateApis?: Readonly<Record<string, 'private' | 'public'>>
 }
 
 export interface Metrics {
@@ -171,16 +178,35 @@ export function createMetrics(sources: MetricsSources): Metrics {
 
   // HTTP
   const requestTally = createRequestTally({ routes: ROUTES, caches: CACHE_OUTCOMES, methods: METHODS, bounds: HTTP_DURATION_BUCKETS })
-  new TalliedCounter({
-    name: name('http_requests_total'),
-    help: 'HTTP requests answered, by route, method, status code and where the answer came from (cache).',
-    registers,
-  }, requestTally)
-  new TalliedHistogram({
-    name: name('http_request_duration_seconds'),
-    help: 'Time from receiving an HTTP request to sending its response, by route and cache outcome.',
-    registers,
-  }, requestTally)
+  const requestMetrics = {
+    counter: {
+      name: name('http_requests_total'),
+      help: 'HTTP requests answered, by route, method, status code and where the answer came from (cache).',
+      registers,
+    },
+    histogram: {
+      name: name('http_request_duration_seconds'),
+      help: 'Time from receiving an HTTP request to sending its response, by route and cache outcome.',
+      registers,
+    },
+  }
+  let recordRequest: (route: string, method: string, status: number, cache: string, seconds: number) => void
+  if (sources.talliedMetrics ?? TALLIED_METRICS_SUPPORTED) {
+    new TalliedCounter(requestMetrics.counter, requestTally)
+    new TalliedHistogram(requestMetrics.histogram, requestTally)
+    recordRequest = (route, method, status, cache, seconds) => void requestTally.record(route, method, status, cache, seconds)
+  } else {
+    recordRequest = plainRequestMetrics(requestMetrics, requestTally)
+  }
+  if (sources.privateApis) {
+    const privateApi = new Gauge({
+      name: name('private_api'),
+      help: 'Which path each non-public Node or prom-client hook takes (1): private where its self-check passed, public where it failed or PRIVATE_APIS=false.',
+      labelNames: ['api', 'path'] as const,
+      registers,
+    })
+    for (const [api, path] of Object.entries(sources.privateApis)) privateApi.set({ api, path }, 1)
+  }
   const staleResponses = new Counter({
     name: name('stale_responses_total'),
     help: 'Read-through answers served past their freshness: revalidating (a refresh runs) or cms-error (the CMS failed).',
@@ -447,7 +473,7 @@ export function createMetrics(sources: MetricsSources): Metrics {
   unsubscribers.push(
     // The hottest event: counted with plain numbers, read by prom-client only when scraped.
     events.on('request', ({ route, method, status, cache, durationMs }) => {
-      requestTally.record(route, method, status, cache, durationMs / 1000)
+      recordRequest(route, method, status, cache, durationMs / 1000)
       if (cache === 'stale' || cache === 'stale-error' || cache === 'stale-budget') staleResponses.inc({ reason: STALE_REASONS[cache] })
     }),
     events.on('budget', ({ reason }) => budgetRefusals.inc({ reason })),

@@ -47,8 +47,11 @@ export interface RequestTallyOptions {
 
 export interface RequestTally {
   readonly bounds: readonly number[]
-  /** Counts one request; `duration` is observed when it is a finite number (negative counts as 0). */
-  record(route: string, method: string, status: number, cache: string, duration: number): void
+  /**
+   * Counts one request; `duration` is observed when it is a finite number (negative counts as 0).
+   * Returns the series counted, whose labels are the folded ones.
+   */
+  record(route: string, method: string, status: number, cache: string, duration: number): RequestSeries
   /** Every series counted so far, in the order they first appeared. */
   series(): readonly RequestSeries[]
 }
@@ -109,6 +112,7 @@ export function createRequestTally(options: RequestTallyOptions): RequestTally {
         series.observed++
         series.sum += value
       }
+      return series
     },
     series: () => all,
   }

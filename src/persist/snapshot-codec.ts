@@ -332,6 +332,10 @@ function inflate(compression: number, stored: Buffer, rawLength: number): Buffer
   else if (compression === NONE) raw = stored
   else return refuse(`unknown snapshot compression ${compression}`)
   if (raw.length !== rawLength) return refuse(`snapshot pages are ${raw.length} bytes, the header says ${rawLength}`)
+  // Node 24 hands a sync result under 64 KiB out as a view into a slab shared with other results
+  // (Node 22 only under 4 KiB, from its 8 KiB pool), whatever the chunk size: the details kept as
+  // views of one part would hold the others' bytes too, so such a part gets a buffer of its own.
+  if (raw !== stored && raw.buffer.byteLength !== raw.length) return ownCopy(raw)
   return raw
 }
 
@@ -419,6 +423,10 @@ async function inflateAsync(compression: number, stored: Buffer, rawLength: numb
   const limits = inflateLimits(rawLength)
   const raw = compression === GZIP ? await gunzipAsync(stored, limits) : await brotliDecompressAsync(stored, limits)
   if (raw.length !== rawLength) return refuse(`snapshot pages are ${raw.length} bytes, the header says ${rawLength}`)
+  // Node 24 hands a sync result under 64 KiB out as a view into a slab shared with other results
+  // (Node 22 only under 4 KiB, from its 8 KiB pool), whatever the chunk size: the details kept as
+  // views of one part would hold the others' bytes too, so such a part gets a buffer of its own.
+  if (raw !== stored && raw.buffer.byteLength !== raw.length) return ownCopy(raw)
   return raw
 }
 

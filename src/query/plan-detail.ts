@@ -14,7 +14,7 @@ import type { DetailPlan } from './plan-types.js'
 import { KNOWN_LISTING_PARAMETERS } from './plan-listing.js'
 import type { KnownAbsent } from './known-absent.js'
 import {
-  baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, toPageId, treeFilters, type TreeFilters,
+  baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, localeFilter, toPageId, treeFilters, type TreeFilters,
 } from './plan-steps.js'
 import { DATABASE_INT_MAX, notAcceptableIn } from './wagtail-messages.js'
 
@@ -98,12 +98,16 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   }
 
   if (params.has('order') && !orderAlwaysAccepted(params)) return forward('order is answered by the CMS')
-  const rest = forwardIfPresent(params, ['translation_of', 'locale', 'search'])
-  if ('forward' in rest) return forward(rest.forward)
+  const translations = forwardIfPresent(params, ['translation_of'])
+  if ('forward' in translations) return forward(translations.forward)
+  const locale = localeFilter(params, snapshot)
+  if ('forward' in locale) return forward(locale.forward)
+  const searched = forwardIfPresent(params, ['search'])
+  if ('forward' in searched) return forward(searched.forward)
   if (params.has('fields') && params.get('fields') !== '') afterLookup ??= 'fields is answered by the CMS'
 
   const id = /^[0-9]+$/.test(pathId) ? toPageId(BigInt(pathId)) : undefined
-  const selection = { types: typed.value.types, filters: fields.value.filters, ...treeSelection }
+  const selection = { types: typed.value.types, filters: fields.value.filters, ...treeSelection, ...locale.value }
   if (afterLookup !== undefined) {
     const page = id === undefined ? undefined : snapshot.byId.get(id)
     if (page && matchesSelection(snapshot, page, selection)) return forward(afterLookup)

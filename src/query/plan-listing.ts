@@ -8,7 +8,7 @@ import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { baseQueryset, FILTER_FIELDS, fieldFilters, forwardIfPresent, pagination, treeFilters } from './plan-steps.js'
+import { baseQueryset, FILTER_FIELDS, fieldFilters, forwardIfPresent, localeFilter, pagination, treeFilters } from './plan-steps.js'
 import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
 
 /** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (docs/wagtail-compatibility.md#listing-parameters; identical 4.1 → 7.x). */
@@ -56,9 +56,14 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
   if ('error' in tree) return { kind: 'error', error: tree.error }
   if ('forward' in tree) return forward(tree.forward)
 
-  // OrderingFilter, TranslationOfFilter, LocaleFilter, SearchFilter: all need the CMS.
-  const rest = forwardIfPresent(params, ['order', 'translation_of', 'locale', 'search'])
-  if ('forward' in rest) return forward(rest.forward)
+  // OrderingFilter and TranslationOfFilter need the CMS; LocaleFilter a language the snapshot
+  // knows; SearchFilter the CMS.
+  const ordered = forwardIfPresent(params, ['order', 'translation_of'])
+  if ('forward' in ordered) return forward(ordered.forward)
+  const locale = localeFilter(params, snapshot)
+  if ('forward' in locale) return forward(locale.forward)
+  const searched = forwardIfPresent(params, ['search'])
+  if ('forward' in searched) return forward(searched.forward)
 
   const page = pagination(params, snapshot)
   if ('error' in page) return { kind: 'error', error: page.error }
@@ -75,6 +80,7 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
       specific: typed.value.singleModel,
       filters: fields.value.filters,
       ...tree.value,
+      ...locale.value,
       ...page.value,
     },
   }

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import { localesOf } from '../tree/page-locales.js'
 import { NOTHING_KNOWN_ABSENT, typeKey, type KnownAbsent } from './known-absent.js'
 import { djangoDateTime } from './django-datetime.js'
 import { pythonInt } from './python-int.js'
@@ -119,6 +120,17 @@ export function answeredByTheCms(key: string): string {
 }
 
 /** Parameters that need the CMS whenever present, each at its place in Wagtail's order. */
+/**
+ * LocaleFilter (docs/wagtail-compatibility.md#translations): a language code some page of the
+ * snapshot carries is a Locale the CMS has, and filters here; any other goes to the CMS, which
+ * alone knows whether such a Locale exists (a 404) or has no page on this Site (an empty list).
+ */
+export function localeFilter(params: QueryParams, snapshot: Snapshot): Exclude<Step<{ locale?: string }>, { error: WagtailError }> {
+  const locale = params.get('locale')
+  if (locale === undefined) return { value: {} }
+  return localesOf(snapshot).has(locale) ? { value: { locale } } : { forward: answeredByTheCms('locale') }
+}
+
 export function forwardIfPresent(params: QueryParams, keys: readonly string[]): Step<void> {
   for (const key of keys) if (params.has(key)) return { forward: answeredByTheCms(key) }
   return { value: undefined }

@@ -24,6 +24,8 @@ export interface PageSelection {
   readonly childOf?: number
   readonly ancestorOf?: number
   readonly descendantOf?: number
+  /** LocaleFilter's language code: only pages whose `meta.locale` is it. */
+  readonly locale?: string
 }
 
 export interface ListQuery extends PageSelection {

@@ -3,6 +3,7 @@
  * @module
  */
 import type { PageFilters, PageSelection } from './page-selection.js'
+import { localeOf } from './page-locales.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 function matchesFilters(page: PageRecord, filters: PageFilters): boolean {
@@ -25,6 +26,7 @@ export function matchesSelection(snapshot: Snapshot, page: PageRecord, selection
   if (selection.childOf !== undefined && page.parentId !== selection.childOf) return false
   if (selection.descendantOf !== undefined && !isWithin(page, snapshot.byId.get(selection.descendantOf)!)) return false
   if (selection.ancestorOf !== undefined && !isWithin(snapshot.byId.get(selection.ancestorOf)!, page)) return false
+  if (selection.locale !== undefined && localeOf(page) !== selection.locale) return false
   return true
 }
 

@@ -51,6 +51,8 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     version: options.version ?? '7.4',
     limitMax: options.limitMax === undefined ? 250 : options.limitMax,
     layout: { apiPath: urls.apiPath, endpoints: options.media ? MEDIA_ENDPOINTS : [] },
+    i18n: options.i18n ?? false,
+    locales: options.locales ?? [...new Set(['en', ...options.pages.map((page) => page.locale ?? 'en')])],
     ...(options.media ? { media: options.media } : {}),
     ...(options.language === undefined ? {} : { language: options.language }),
   }

@@ -125,14 +125,15 @@ const RELATIONS = new Set(['alias_of'])
  * and removals, reject unknown names and sub-fields on non-relations.
  * @param extraFields the model's type-specific `api_fields`, in order.
  */
-export function buildFieldPlan(view: FieldView, extraFields: readonly string[], config: readonly FieldSpec[]): FieldPlan {
+export function buildFieldPlan(view: FieldView, extraFields: readonly string[], config: readonly FieldSpec[], i18n = false): FieldPlan {
   const allFields = [...new Set(['id', 'title', ...extraFields, ...META_FIELDS])].filter(
     (field) => view === 'detail' || field !== 'parent',
   )
   let selected: Set<string>
-  if (view === 'detail') selected = new Set(allFields.filter((field) => field !== 'locale'))
+  // `locale` is a default field only with WAGTAIL_I18N_ENABLED.
+  if (view === 'detail') selected = new Set(allFields.filter((field) => i18n || field !== 'locale'))
   else if (view === 'nested') selected = new Set(NESTED_DEFAULT)
-  else selected = new Set(LISTING_DEFAULT)
+  else selected = new Set(i18n ? [...LISTING_DEFAULT, 'locale'] : LISTING_DEFAULT)
 
   let rest = config
   const first = config[0]
@@ -173,7 +174,7 @@ export function buildFieldPlan(view: FieldView, extraFields: readonly string[], 
 }
 
 /** Parses `?fields=` and builds the plan; syntax errors become `fields error: …` (docs/wagtail-compatibility.md#error-texts). */
-export function fieldPlanFromQuery(view: FieldView, extraFields: readonly string[], fieldsParam: string | undefined): FieldPlan {
+export function fieldPlanFromQuery(view: FieldView, extraFields: readonly string[], fieldsParam: string | undefined, i18n = false): FieldPlan {
   let config: FieldSpec[] = []
   if (fieldsParam !== undefined) {
     try {
@@ -183,5 +184,5 @@ export function fieldPlanFromQuery(view: FieldView, extraFields: readonly string
       throw error
     }
   }
-  return buildFieldPlan(view, extraFields, config)
+  return buildFieldPlan(view, extraFields, config, i18n)
 }

@@ -12,7 +12,7 @@ import { parsePyInt, pyRepr, toSafeNumber } from './python-semantics.js'
 import type { QueryDict } from './query-dict.js'
 import { visibleDescendants } from './site-index.js'
 import type { PageNode, SiteIndex, SiteUrls } from './site-index.js'
-import { isLegacyWagtail, type WagtailVersion } from './types.js'
+import { isLegacyWagtail, type FakePage, type WagtailVersion } from './types.js'
 
 /** `BaseAPIViewSet.known_query_parameters` + `PagesAPIViewSet`'s additions (docs/wagtail-compatibility.md#listing-parameters). */
 const KNOWN_PARAMETERS = new Set([
@@ -57,6 +57,9 @@ export interface QueryContext {
   readonly models: PageModelRegistry
   readonly version: WagtailVersion
   readonly urls: SiteUrls
+  /** `WAGTAIL_I18N_ENABLED`, and the language codes of the CMS's Locales. */
+  readonly i18n: boolean
+  readonly locales: readonly string[]
 }
 
 /** Validates `query` in Wagtail's order and returns what selects the matching pages. */
@@ -87,15 +90,23 @@ export function compileQuery(query: QueryDict, context: QueryContext, mode: Quer
     else if (ancestor) scope = { kind: 'descendants', ancestor }
   }
   const ordering = compileOrdering(query, dbFields, context.version)
-  if (pageParameter(query, 'translation_of', context.index, "translation_of page doesn't exist", true)) {
-    // Only one locale exists, and a page is not its own translation: nothing matches.
-    predicates.push(() => false)
+  const original = pageParameter(query, 'translation_of', context.index, "translation_of page doesn't exist", true)
+  if (original) {
+    // Its translations: the pages sharing its translation key, itself excluded.
+    const key = translationKeyOf(original.page)
+    predicates.push((node) => node !== original && translationKeyOf(node.page) === key)
   }
-  if (query.has('locale') && query.get('locale') !== 'en') throw new ApiError(404, { message: 'No Locale matches the given query.' })
+  if (query.has('locale')) {
+    const code = query.get('locale') as string
+    if (!context.locales.includes(code)) throw new ApiError(404, { message: 'No Locale matches the given query.' })
+    predicates.push((node) => (node.page.locale ?? 'en') === code)
+  }
   const searching = query.has('search')
   if (searching) predicates.push(compileSearch(query, filteredFields, ordering?.fields ?? []))
   return { model, specific, scope, predicates, ordering: ordering?.compare, searching }
 }
+
+const translationKeyOf = (page: FakePage): string => page.translationKey ?? `page-${page.id}`
 
 /** The pages a compiled query selects, in result order. */
 export function selectPages(compiled: CompiledQuery, index: SiteIndex): PageNode[] {
@@ -284,7 +295,7 @@ function valueOf(node: PageNode, field: string): unknown {
     case 'search_description': return page.searchDescription
     case 'first_published_at': return node.publishedMicros
     case 'alias_of': return page.aliasOf ?? null
-    case 'locale': return 'en'
+    case 'locale': return page.locale ?? 'en'
     default: return page.extra?.[field] ?? null
   }
 }

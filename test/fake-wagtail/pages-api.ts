@@ -46,6 +46,9 @@ export interface ApiConfig {
   readonly language?: LanguageCode
   /** Where the router is and which other endpoints it has. */
   readonly layout?: RouterLayout
+  /** `WAGTAIL_I18N_ENABLED`, and the language codes of the CMS's Locales. */
+  readonly i18n?: boolean
+  readonly locales?: readonly string[]
   /** The `images` and `documents` endpoints' items. */
   readonly media?: FakeMedia
 }
@@ -131,7 +134,7 @@ function apiAnswer(call: IncomingCall, route: Route, query: QueryDict, config: A
     }
     if (route.kind === 'endpoint') return mediaAnswer(route, query, config, indent, vary)
     const index = config.store.current()
-    const context: QueryContext = { index, models: config.store.models, version: config.version, urls: config.urls }
+    const context: QueryContext = { index, models: config.store.models, version: config.version, urls: config.urls, i18n: config.i18n ?? false, locales: config.locales ?? ['en'] }
     if (route.kind === 'list') return jsonAnswer(200, listing(query, context, config.limitMax), indent, vary)
     if (route.kind === 'detail') return jsonAnswer(200, detail(route.idDigits as string, query, context), indent, vary)
     return findRedirect(query, context, vary)
@@ -147,7 +150,7 @@ function listing(query: QueryDict, context: QueryContext, limitMax: number | nul
   const compiled = compileQuery(query, context, 'listing')
   const pages = selectPages(compiled, context.index)
   const { offset, limit } = paginate(query, limitMax)
-  const plan = fieldPlanFromQuery('listing', compiled.specific ? compiled.model.fields : [], query.get('fields'))
+  const plan = fieldPlanFromQuery('listing', compiled.specific ? compiled.model.fields : [], query.get('fields'), context.i18n)
   const items = pages
     .slice(offset, offset + limit)
     .map((node) => serializePage(context.index, node, plan, { specific: compiled.specific }))
@@ -165,7 +168,7 @@ function detail(idDigits: string, query: QueryDict, context: QueryContext): unkn
   const id = toSafeNumber(BigInt(idDigits))
   const node = id === undefined ? undefined : context.index.byId.get(id)
   if (!node || !queryIncludes(compiled, node)) throw notFound(`No ${compiled.model.objectName} matches the given query.`)
-  const plan = fieldPlanFromQuery('detail', pageExtraFields(node.page), query.get('fields'))
+  const plan = fieldPlanFromQuery('detail', pageExtraFields(node.page), query.get('fields'), context.i18n)
   return serializePage(context.index, node, plan, { specific: true })
 }
 

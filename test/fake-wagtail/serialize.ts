@@ -72,7 +72,7 @@ function metaValue(index: SiteIndex, node: PageNode, field: string, plan: FieldP
       return parent && parent.live ? serializePage(index, parent, PARENT_PLAN, { specific: false }) : null
     }
     case 'locale':
-      return 'en'
+      return page.locale ?? 'en'
     default:
       return null
   }

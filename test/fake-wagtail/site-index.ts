@@ -69,10 +69,11 @@ function quotePath(path: string): string {
 
 export function buildSiteIndex(pages: readonly FakePage[], models: PageModelRegistry, urls: SiteUrls): SiteIndex {
   const childrenOf = new Map<number, FakePage[]>()
-  let rootPage: FakePage | undefined
+  // The site root, then (with translations) its translations: each listed with its subtree.
+  const rootPages: FakePage[] = []
   for (const page of pages) {
     if (page.parentId === null) {
-      rootPage ??= page
+      rootPages.push(page)
       continue
     }
     const siblings = childrenOf.get(page.parentId)
@@ -82,9 +83,11 @@ export function buildSiteIndex(pages: readonly FakePage[], models: PageModelRegi
 
   const byId = new Map<number, PageNode>()
   const ordered: PageNode[] = []
-  if (rootPage) {
+  for (const [position, rootPage] of rootPages.entries()) {
+    // A translated root is served under its language's prefix (i18n_patterns).
+    const rootPath = position === 0 ? '/' : `/${rootPage.locale ?? 'en'}/`
     // Iterative depth-first pre-order: deep trees must not overflow the call stack.
-    const stack: PageNode[] = [new PageNodeImpl(rootPage, null, '/', models, urls)]
+    const stack: PageNode[] = [new PageNodeImpl(rootPage, null, rootPath, models, urls)]
     while (stack.length > 0) {
       const node = stack.pop() as PageNodeImpl
       if (byId.has(node.id)) continue // duplicate id: keep the first occurrence
@@ -96,14 +99,14 @@ export function buildSiteIndex(pages: readonly FakePage[], models: PageModelRegi
       for (const page of kids) node.children.push(new PageNodeImpl(page, node, `${node.urlPath}${page.slug}/`, models, urls))
       for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i] as PageNode)
     }
-    // Subtree sizes bottom-up (reverse pre-order visits children before parents).
-    const size = new Array<number>(ordered.length).fill(1)
-    for (let i = ordered.length - 1; i > 0; i--) {
-      const node = ordered[i] as PageNode
-      if (node.parent) size[node.parent.pre] = (size[node.parent.pre] as number) + (size[i] as number)
-    }
-    for (const node of ordered) node.end = node.pre + (size[node.pre] as number)
   }
+  // Subtree sizes bottom-up (reverse pre-order visits children before parents).
+  const size = new Array<number>(ordered.length).fill(1)
+  for (let i = ordered.length - 1; i > 0; i--) {
+    const node = ordered[i] as PageNode
+    if (node.parent) size[node.parent.pre] = (size[node.parent.pre] as number) + (size[i] as number)
+  }
+  for (const node of ordered) node.end = node.pre + (size[node.pre] as number)
 
   const visible = ordered.filter((node) => node.live)
   const visiblePosition = new Map<number, number>()

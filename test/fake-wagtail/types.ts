@@ -34,6 +34,10 @@ export interface FakePage {
   detailHtmlUrl?: string
   /** Type-specific detail fields, emitted after title in detail bodies, in insertion order; may hold nested objects. */
   extra?: Record<string, unknown>
+  /** Its Locale's language code (default `en`). */
+  locale?: string
+  /** Pages sharing a key are translations of each other (default: the page's own, `page-<id>`). */
+  translationKey?: string
 }
 
 /**
@@ -75,6 +79,13 @@ export interface FakeWagtailOptions {
   apiPath?: string
   /** The router's `images` and `documents` endpoints, over these items (`media-api.ts`); absent: not registered. */
   media?: FakeMedia
+  /**
+   * `WAGTAIL_I18N_ENABLED`: `meta.locale` in listings and details. Pages with `parentId: null` after
+   * the first are translations of the site root (their trees are listed with it).
+   */
+  i18n?: boolean
+  /** The CMS's Locales (default: `en` and every page's). */
+  locales?: string[]
   /**
    * Other Sites, by hostname, each with its own tree (ids apart from `pages`'): a request whose Host
    * names one is answered from it (`Site.find_for_request`), any other Host from `pages`.
