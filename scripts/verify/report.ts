@@ -70,6 +70,13 @@ export function formatReport(run: VerifyRun): string[] {
       '        Run the shield you verify with a budget at least the verify rate, e.g. READ_THROUGH_RATE and',
       '        READ_THROUGH_CLIENT_RATE >= --rate (and their _BURST likewise), or lower --rate.',
     )
+    const busy = run.results.filter((result) => result.verdict.outcome === 'over-budget' && result.shield.ok && result.shield.answer.status === 503).length
+    if (busy > 0) {
+      lines.push(
+        `        ${busy} of them were 503s: the shield's read-throughs waited longer than READ_THROUGH_QUEUE_TIMEOUT for one of`,
+        '        READ_THROUGH_CONCURRENCY places (a CMS slower than --rate needs): raise those two, or lower --rate.',
+      )
+    }
   }
   lines.push(`verify: ${identicalCount(run)}/${run.results.length} identical`)
   return lines
