@@ -1,11 +1,12 @@
 /**
  * Learns from the CMS what the corpus is built from: its largest page size (probed as cms-shield
  * probes it), every page of the listing, the page types present and each type's own fields (one
- * `?type=T&fields=*&limit=1` and one detail per type), and the base of its `detail_url`s.
+ * `?type=T&fields=*&limit=1` and one detail per type), the base of its `detail_url`s, and (with
+ * `--endpoints`) every item of the router's other endpoints: ids, titles, tags.
  * @module
  */
-import { API_PATH } from './corpus.js'
-import type { Exchange, SiteModel, SitePage, SiteType } from './types.js'
+import { DEFAULT_PATHS } from './corpus.js'
+import type { ApiPaths, Exchange, SiteEndpoint, SiteModel, SitePage, SiteType } from './types.js'
 
 export type Get = (target: string) => Promise<Exchange>
 
@@ -40,8 +41,8 @@ async function ok(get: Get, target: string): Promise<Json> {
   return answer.json as Json
 }
 
-export async function probeLimitMax(get: Get): Promise<number | null> {
-  const answer = await getJson(get, `${API_PATH}?offset=${PROBE}&limit=${PROBE}`)
+export async function probeLimitMax(get: Get, pagesPath = DEFAULT_PATHS.pages): Promise<number | null> {
+  const answer = await getJson(get, `${pagesPath}?offset=${PROBE}&limit=${PROBE}`)
   if (answer.status === 200) return null
   const match = /limit cannot be higher than (\d+)/.exec(answer.text)
   if (answer.status === 400 && match) return Number(match[1])
@@ -78,14 +79,14 @@ function toPage(item: Json): SitePage | undefined {
 }
 
 /** Every listed page, a page of `pageSize` at a time; asks for the extra meta fields when the CMS has them. */
-async function walkListing(get: Get, pageSize: number): Promise<{ pages: SitePage[]; items: Json[]; totalCount: number }> {
+async function walkListing(get: Get, pagesPath: string, pageSize: number): Promise<{ pages: SitePage[]; items: Json[]; totalCount: number }> {
   let fields = `fields=${LISTING_FIELDS}&`
-  const first = await getJson(get, `${API_PATH}?${fields}limit=${pageSize}&offset=0`)
+  const first = await getJson(get, `${pagesPath}?${fields}limit=${pageSize}&offset=0`)
   if (first.status !== 200) fields = ''
   const items: Json[] = []
   let totalCount = 0
   for (let offset = 0; ; ) {
-    const body = offset === 0 && fields !== '' ? (first.json as Json) : await ok(get, `${API_PATH}?${fields}limit=${pageSize}&offset=${offset}`)
+    const body = offset === 0 && fields !== '' ? (first.json as Json) : await ok(get, `${pagesPath}?${fields}limit=${pageSize}&offset=${offset}`)
     const batch = Array.isArray(body['items']) ? (body['items'] as Json[]) : []
     totalCount = Number((body['meta'] as Json | undefined)?.['total_count'] ?? 0)
     items.push(...batch)
@@ -102,9 +103,9 @@ function isShortScalar(value: unknown): value is string | number | boolean {
 }
 
 /** A type whose serializer the CMS cannot show (an error on `fields=*`) is still used, without its own fields. */
-async function describeType(get: Get, name: string, count: number, log: (line: string) => void): Promise<SiteType> {
+async function describeType(get: Get, pagesPath: string, name: string, count: number, log: (line: string) => void): Promise<SiteType> {
   try {
-    return await describeTypeFields(get, name, count)
+    return await describeTypeFields(get, pagesPath, name, count)
   } catch (error) {
     if (!(error instanceof DiscoveryError)) throw error
     log(`verify: ${name}'s own fields are not used: ${error.message}`)
@@ -112,15 +113,15 @@ async function describeType(get: Get, name: string, count: number, log: (line: s
   }
 }
 
-async function describeTypeFields(get: Get, name: string, count: number): Promise<SiteType> {
-  const listing = await ok(get, `${API_PATH}?type=${encodeURIComponent(name)}&fields=*&limit=1`)
+async function describeTypeFields(get: Get, pagesPath: string, name: string, count: number): Promise<SiteType> {
+  const listing = await ok(get, `${pagesPath}?type=${encodeURIComponent(name)}&fields=*&limit=1`)
   const item = ((listing['items'] as Json[] | undefined) ?? [])[0]
   if (!item) return { name, count, fields: [], filters: [], nested: [] }
   const fields = [
     ...Object.keys(item).filter((key) => key !== 'id' && key !== 'meta'),
     ...Object.keys((item['meta'] ?? {}) as Json).filter((key) => key !== 'type' && key !== 'detail_url'),
   ]
-  const detail = await ok(get, `${API_PATH}${String(item['id'])}/`)
+  const detail = await ok(get, `${pagesPath}${String(item['id'])}/`)
   const own = Object.entries(detail).filter(([key]) => !['id', 'meta', 'title'].includes(key))
   const filters = own.filter(([, value]) => isShortScalar(value)).map(([key, value]) => [key, String(value)] as const)
   const nested = own
@@ -130,8 +131,8 @@ async function describeTypeFields(get: Get, name: string, count: number): Promis
 }
 
 /** `http://cms.example/api/v1/cms/pages/7/` → `http://cms.example`: the base detail_urls share. */
-export function detailBase(detailUrl: string, id: number): string | undefined {
-  const suffix = `${API_PATH}${id}/`
+export function detailBase(detailUrl: string, id: number, pagesPath = DEFAULT_PATHS.pages): string | undefined {
+  const suffix = `${pagesPath}${id}/`
   return detailUrl.endsWith(suffix) ? detailUrl.slice(0, -suffix.length) : undefined
 }
 
@@ -143,23 +144,53 @@ export interface Discovery {
   readonly requests: number
 }
 
-export async function discoverSite(get: Get, log: (line: string) => void = () => undefined): Promise<Discovery> {
+/** Every item of one of the router's other endpoints (`images/`), a page at a time: its ids, titles and tags. */
+async function walkEndpoint(get: Get, paths: ApiPaths, name: string, pageSize: number): Promise<SiteEndpoint> {
+  const items: Json[] = []
+  let totalCount = 0
+  for (let offset = 0; ; ) {
+    const body = await ok(get, `${paths.api}${name}/?limit=${pageSize}&offset=${offset}`)
+    const batch = Array.isArray(body['items']) ? (body['items'] as Json[]) : []
+    totalCount = Number((body['meta'] as Json | undefined)?.['total_count'] ?? 0)
+    items.push(...batch)
+    offset += batch.length
+    if (batch.length === 0 || offset >= totalCount) break
+  }
+  const ids = items.map((item) => item['id']).filter((id): id is number => typeof id === 'number')
+  const titles = items.map((item) => str(item['title'])).filter((title): title is string => title !== undefined && title !== '')
+  const tags = new Set<string>()
+  for (const item of items) {
+    const list = ((item['meta'] ?? {}) as Json)['tags']
+    if (Array.isArray(list)) for (const tag of list) if (typeof tag === 'string') tags.add(tag)
+  }
+  return { name, totalCount, ids, titles, tags: [...tags].sort() }
+}
+
+export interface DiscoverOptions {
+  /** Where the router is mounted and the pages endpoint below it (default `/api/v1/cms/pages/`). */
+  readonly paths?: ApiPaths
+  /** The router's other endpoints to learn (`images`, `documents`): each one's listing is walked. */
+  readonly endpoints?: readonly string[]
+}
+
+export async function discoverSite(get: Get, log: (line: string) => void = () => undefined, options: DiscoverOptions = {}): Promise<Discovery> {
+  const paths = options.paths ?? DEFAULT_PATHS
   let requests = 0
   const counted: Get = (target) => {
     requests++
     return get(target)
   }
-  const limitMax = await probeLimitMax(counted)
+  const limitMax = await probeLimitMax(counted, paths.pages)
   log(`verify: the CMS's largest page size is ${limitMax ?? 'unbounded'}`)
-  const { pages, items, totalCount } = await walkListing(counted, limitMax ?? UNBOUNDED_PAGE)
+  const { pages, items, totalCount } = await walkListing(counted, paths.pages, limitMax ?? UNBOUNDED_PAGE)
   if (pages.length === 0) throw new DiscoveryError('the CMS lists no pages')
   const firstMeta = (items[0]?.['meta'] ?? {}) as Json
-  const base = detailBase(str(firstMeta['detail_url']) ?? '', pages[0]!.id)
+  const base = detailBase(str(firstMeta['detail_url']) ?? '', pages[0]!.id, paths.pages)
   if (base === undefined) throw new DiscoveryError(`cannot tell the CMS's detail_url base from ${String(firstMeta['detail_url'])}`)
   const counts = new Map<string, number>()
   for (const page of pages) counts.set(page.type, (counts.get(page.type) ?? 0) + 1)
   const types: SiteType[] = []
-  for (const [name, count] of counts) types.push(await describeType(counted, name, count, log))
+  for (const [name, count] of counts) types.push(await describeType(counted, paths.pages, name, count, log))
   const hosts = new Set<string>()
   for (const item of items) {
     const url = str(((item['meta'] ?? {}) as Json)['html_url'])
@@ -173,9 +204,15 @@ export async function discoverSite(get: Get, log: (line: string) => void = () =>
     }
   }
   const locales = [...new Set(pages.map((page) => page.locale).filter((locale): locale is string => locale !== undefined))]
-  log(`verify: discovered ${pages.length} pages of ${types.length} types in ${requests} requests`)
+  const media: SiteEndpoint[] = []
+  for (const name of options.endpoints ?? []) {
+    const endpoint = await walkEndpoint(counted, paths, name, limitMax ?? UNBOUNDED_PAGE)
+    log(`verify: ${paths.api}${name}/ lists ${endpoint.ids.length} items with ${endpoint.tags.length} tags`)
+    media.push(endpoint)
+  }
+  log(`verify: discovered ${pages.length} pages of ${types.length} types${locales.length > 0 ? ` in locales ${locales.join(', ')}` : ''} in ${requests} requests`)
   return {
-    site: { limitMax, totalCount, pages, types, hosts: [...hosts], locales: locales.length > 0 ? locales : ['en'] },
+    site: { limitMax, totalCount, pages, types, hosts: [...hosts], locales: locales.length > 0 ? locales : ['en'], ...(media.length > 0 ? { media } : {}) },
     detailBase: base,
     requests: requests,
   }

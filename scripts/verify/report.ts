@@ -29,7 +29,8 @@ export function passed(run: Pick<VerifyRun, 'counts' | 'results'>): boolean {
 function groups(results: readonly Result[]): Map<string, Result[]> {
   const byGroup = new Map<string, Result[]>()
   for (const result of results) {
-    const key = `${result.request.view}: ${result.verdict.group ?? result.verdict.outcome}`
+    const view = result.request.endpoint === undefined ? result.request.view : `${result.request.endpoint} ${result.request.view}`
+    const key = `${view}: ${result.verdict.group ?? result.verdict.outcome}`
     byGroup.set(key, [...(byGroup.get(key) ?? []), result])
   }
   return new Map([...byGroup].sort((a, b) => b[1].length - a[1].length))
@@ -69,6 +70,13 @@ export function formatReport(run: VerifyRun): string[] {
       '        Run the shield you verify with a budget at least the verify rate, e.g. READ_THROUGH_RATE and',
       '        READ_THROUGH_CLIENT_RATE >= --rate (and their _BURST likewise), or lower --rate.',
     )
+    const busy = run.results.filter((result) => result.verdict.outcome === 'over-budget' && result.shield.ok && result.shield.answer.status === 503).length
+    if (busy > 0) {
+      lines.push(
+        `        ${busy} of them were 503s: the shield's read-throughs waited longer than READ_THROUGH_QUEUE_TIMEOUT for one of`,
+        '        READ_THROUGH_CONCURRENCY places (a CMS slower than --rate needs): raise those two, or lower --rate.',
+      )
+    }
   }
   lines.push(`verify: ${identicalCount(run)}/${run.results.length} identical`)
   return lines
@@ -84,10 +92,14 @@ function exchangeJson(exchange: Exchange, withBody: boolean): unknown {
 export function resultsJson(run: VerifyRun, options: Record<string, unknown>): unknown {
   return {
     options,
+    paths: run.paths,
+    ...(run.host === undefined ? {} : { host: run.host }),
     bases: run.bases,
     limitMax: run.site.limitMax,
     pages: run.site.pages.length,
     types: run.site.types.map((type) => type.name),
+    locales: run.site.locales,
+    endpoints: (run.site.media ?? []).map((endpoint) => ({ name: endpoint.name, items: endpoint.ids.length, tags: endpoint.tags })),
     discoveryRequests: run.discoveryRequests,
     counts: run.counts,
     identical: identicalCount(run),

@@ -4,15 +4,23 @@
  * @module
  */
 import { compareExchanges } from './compare-answers.js'
-import { API_PATH, buildCorpus } from './corpus.js'
+import { apiPaths, buildCorpus } from './corpus.js'
 import { detailBase, discoverSite } from './discover-site.js'
 import { endpoint, type Endpoint } from './http-exchange.js'
 import { pacer } from './pacer.js'
-import type { Bases, Exchange, Outcome, Result, SiteModel, VerifyRequest } from './types.js'
+import type { ApiPaths, Bases, Exchange, Outcome, Result, SiteModel, VerifyRequest } from './types.js'
 
 export interface VerifyOptions {
-  /** The CMS's base URL (as cms-shield's UPSTREAM_URL): its API is `<cms>/api/v1/cms/pages/`. */
+  /** The CMS's base URL (as cms-shield's UPSTREAM_URL): its pages API is `<cms><apiPath><pagesEndpoint>/`. */
   readonly cms: string
+  /** Where the CMS mounts its API router, as cms-shield's API_PATH (default `/api/v1/cms/`). */
+  readonly apiPath?: string
+  /** The pages endpoint's name, as PAGES_ENDPOINT (default `pages`). */
+  readonly pagesEndpoint?: string
+  /** The router's other endpoints to verify too, as API_ENDPOINTS (`images`, `documents`). */
+  readonly endpoints?: readonly string[]
+  /** A `Host` header sent with every request to both sides: which of the CMS's Sites answers. */
+  readonly host?: string
   readonly shield: string
   /** The base of the shield's detail_urls (its BASE_URL); learned from its own answers when absent. */
   readonly shieldBase?: string
@@ -27,6 +35,8 @@ export interface VerifyOptions {
 }
 
 export interface VerifyRun {
+  readonly paths: ApiPaths
+  readonly host?: string
   readonly bases: Bases
   readonly site: SiteModel
   readonly discoveryRequests: number
@@ -36,17 +46,22 @@ export interface VerifyRun {
 
 const USER_AGENT = 'cms-shield-verify'
 
-function headersFor(request: VerifyRequest): Record<string, string> {
-  return request.accept === undefined ? { 'user-agent': USER_AGENT } : { 'user-agent': USER_AGENT, accept: request.accept }
+/** What every request carries: the user agent, and the `--host` when given (to both sides alike). */
+function baseHeaders(host: string | undefined): Record<string, string> {
+  return host === undefined ? { 'user-agent': USER_AGENT } : { 'user-agent': USER_AGENT, host }
 }
 
-/** The shield's detail_url base, from its own detail of a page the CMS listed. */
-async function learnShieldBase(shield: Endpoint, id: number, paced: <T>(work: () => Promise<T>) => Promise<T>): Promise<string | undefined> {
-  const exchange = await paced(() => shield.send('GET', `${API_PATH}${id}/`, { 'user-agent': USER_AGENT }))
+function headersFor(request: VerifyRequest, host: string | undefined): Record<string, string> {
+  return request.accept === undefined ? baseHeaders(host) : { ...baseHeaders(host), accept: request.accept }
+}
+
+/** The shield's detail_url base, from its own detail of a page the CMS listed (asked with the same Host). */
+async function learnShieldBase(shield: Endpoint, id: number, paths: ApiPaths, host: string | undefined, paced: <T>(work: () => Promise<T>) => Promise<T>): Promise<string | undefined> {
+  const exchange = await paced(() => shield.send('GET', `${paths.pages}${id}/`, baseHeaders(host)))
   if (!exchange.ok || exchange.answer.status !== 200) return undefined
   try {
     const body = JSON.parse(exchange.answer.body.toString('utf8')) as { meta?: { detail_url?: unknown } }
-    return typeof body.meta?.detail_url === 'string' ? detailBase(body.meta.detail_url, id) : undefined
+    return typeof body.meta?.detail_url === 'string' ? detailBase(body.meta.detail_url, id, paths.pages) : undefined
   } catch {
     return undefined
   }
@@ -58,6 +73,7 @@ export function emptyCounts(): Record<Outcome, number> {
 
 export async function runVerify(options: VerifyOptions): Promise<VerifyRun> {
   const log = options.log ?? (() => undefined)
+  const paths = apiPaths(options.apiPath, options.pagesEndpoint)
   // A slow side must not let requests pile up: at most a second's worth (and at least 2) in flight.
   const inFlight = Math.max(2, Math.min(64, Math.ceil(options.rate)))
   const cms = endpoint(options.cms, options.timeoutMs, inFlight)
@@ -71,14 +87,18 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyRun> {
       slots.release()
     }
   }
+  const host = options.host
   try {
-    const discovery = await discoverSite((target) => paced(() => cms.send('GET', target, { 'user-agent': USER_AGENT })), log)
+    const discovery = await discoverSite((target) => paced(() => cms.send('GET', target, baseHeaders(host))), log, {
+      paths,
+      ...(options.endpoints === undefined ? {} : { endpoints: options.endpoints }),
+    })
     const firstId = discovery.site.pages[0]!.id
-    const shieldBase = options.shieldBase?.replace(/\/+$/, '') ?? (await learnShieldBase(shield, firstId, paced)) ?? shield.base
+    const shieldBase = options.shieldBase?.replace(/\/+$/, '') ?? (await learnShieldBase(shield, firstId, paths, host, paced)) ?? shield.base
     const bases: Bases = { cms: discovery.detailBase, shield: shieldBase }
-    log(`verify: detail_url base ${bases.cms} (CMS) is compared as ${bases.shield} (shield)`)
+    log(`verify: detail_url base ${bases.cms} (CMS${host === undefined ? '' : `, Host ${host}`}) is compared as ${bases.shield} (shield)`)
 
-    const corpus = buildCorpus(discovery.site, options.seed, options.requests)
+    const corpus = buildCorpus(discovery.site, options.seed, options.requests, paths)
     const counts = emptyCounts()
     const results: Result[] = new Array(corpus.length)
     let done = 0
@@ -95,7 +115,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyRun> {
       }
     }
     const one = async (request: VerifyRequest): Promise<void> => {
-      const headers = headersFor(request)
+      const headers = headersFor(request, host)
       const [theirs, ours]: [Exchange, Exchange] = await Promise.all([
         cms.send(request.method, request.target, headers),
         shield.send(request.method, request.target, headers),
@@ -112,7 +132,7 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyRun> {
       running.push(one(request).finally(() => slots.release()))
     }
     await Promise.all(running)
-    return { bases, site: discovery.site, discoveryRequests: discovery.requests, results, counts }
+    return { paths, ...(host === undefined ? {} : { host }), bases, site: discovery.site, discoveryRequests: discovery.requests, results, counts }
   } finally {
     cms.close()
     shield.close()

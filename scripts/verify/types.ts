@@ -17,6 +17,8 @@ export interface VerifyRequest {
   readonly accept?: string
   /** What the generator meant to exercise, for grouping the report. */
   readonly kind: string
+  /** One of the router's other endpoints (`images`, `documents`); absent: the pages endpoint. */
+  readonly endpoint?: string
 }
 
 export interface Answer {
@@ -97,4 +99,24 @@ export interface SiteModel {
   /** `host` and `host:port` of the sites the pages' html_urls name. */
   readonly hosts: readonly string[]
   readonly locales: readonly string[]
+  /** The router's other endpoints asked for (`--endpoints`), as their listings showed them; absent or empty: none. */
+  readonly media?: readonly SiteEndpoint[]
+}
+
+/** One of the router's other endpoints (`images`, `documents`), from its own listing. */
+export interface SiteEndpoint {
+  readonly name: string
+  readonly totalCount: number
+  readonly ids: readonly number[]
+  readonly titles: readonly string[]
+  /** Every tag its items carry (`meta.tags`), sorted. */
+  readonly tags: readonly string[]
+}
+
+/** Where the CMS's API router is mounted (`--api-path`) and its pages endpoint below it (`--pages-endpoint`). */
+export interface ApiPaths {
+  /** `/api/v2/`: starts and ends with `/`. */
+  readonly api: string
+  /** `<api><pages endpoint>/`: `/api/v2/pages/`. */
+  readonly pages: string
 }

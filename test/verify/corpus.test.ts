@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { API_PATH, buildCorpus, enc, LISTING_KEYS } from '../../scripts/verify/corpus.js'
+import { API_PATH, apiPaths, buildCorpus, enc, LISTING_KEYS } from '../../scripts/verify/corpus.js'
 import type { SiteModel } from '../../scripts/verify/types.js'
 
 const site: SiteModel = {
@@ -52,6 +52,64 @@ describe('buildCorpus', () => {
 
   it('refuses a site with no pages', () => {
     expect(() => buildCorpus({ ...site, pages: [] }, 1, 10)).toThrow(/no pages/)
+  })
+})
+
+const MEDIA = [
+  { name: 'images', totalCount: 3, ids: [1, 4, 7], titles: ['Red square', 'Alpha logo', 'Ümlaut image'], tags: ['logo', 'red', 'square'] },
+  { name: 'documents', totalCount: 2, ids: [2, 3], titles: ['Annual report', 'Prices'], tags: ['finance'] },
+]
+const queryOf = (target: string): URLSearchParams => new URLSearchParams(target.split('?')[1] ?? '')
+
+describe('buildCorpus at another API path, with other endpoints', () => {
+  const v2 = apiPaths('/api/v2/')
+
+  it('puts every request under the given API path, the pages endpoint at <path>pages/', () => {
+    expect(apiPaths('/api/v2')).toEqual({ api: '/api/v2/', pages: '/api/v2/pages/' })
+    expect(apiPaths('/cms-api/', 'content').pages).toBe('/cms-api/content/')
+    for (const request of buildCorpus(site, 1, 500, v2)) {
+      expect(request.target.startsWith('/api/v2/pages/'), request.target).toBe(true)
+      if (request.view === 'detail') expect(request.target).toMatch(/^\/api\/v2\/pages\/[0-9]+\//)
+    }
+  })
+
+  it('leaves the pages corpus of a seed as it was when no endpoint is asked for', () => {
+    expect(buildCorpus({ ...site, media: [] }, 9, 300)).toEqual(buildCorpus(site, 9, 300))
+    expect(buildCorpus(site, 9, 300).some((request) => request.endpoint !== undefined)).toBe(false)
+  })
+
+  it('asks images and documents for listings with limit, offset, order, search, tags and fields, details, find and errors, from their own ids, titles and tags', () => {
+    const corpus = buildCorpus({ ...site, media: MEDIA }, 1, 1500, v2)
+    for (const endpoint of MEDIA) {
+      const ours = corpus.filter((request) => request.endpoint === endpoint.name)
+      expect(ours.every((request) => request.target.startsWith(`/api/v2/${endpoint.name}/`))).toBe(true)
+      expect(ours.length).toBeGreaterThan(100)
+      const listings = ours.filter((request) => request.view === 'listing').map((request) => queryOf(request.target))
+      const keys = new Set(listings.flatMap((query) => [...query.keys()]))
+      for (const key of ['limit', 'offset', 'order', 'search', 'tags', 'fields', 'title', 'foo']) expect(keys, `${endpoint.name} ${key}`).toContain(key)
+      const values = (key: string) => new Set(listings.flatMap((query) => query.getAll(key)))
+      for (const order of ['title', '-id', 'random']) expect(values('order'), order).toContain(order)
+      for (const limit of ['abc', String(site.limitMax! + 1)]) expect(values('limit'), limit).toContain(limit)
+      for (const tag of endpoint.tags) expect(values('tags'), tag).toContain(tag)
+      expect([...values('title')].some((title) => endpoint.titles.includes(title))).toBe(true)
+      const details = ours.filter((request) => request.view === 'detail').map((request) => Number(/\/(\d+)\/(\?|$)/.exec(request.target)?.[1]))
+      expect(details.some((id) => endpoint.ids.includes(id)), 'a detail of an existing id').toBe(true)
+      expect(details.some((id) => !endpoint.ids.includes(id)), 'a detail of an absent id').toBe(true)
+      const finds = ours.filter((request) => request.view === 'find').map((request) => queryOf(request.target).get('id'))
+      expect(finds.some((id) => endpoint.ids.map(String).includes(id ?? '')), 'find/?id= of an existing id').toBe(true)
+      expect(new Set(ours.map((request) => request.method))).toEqual(new Set(['GET', 'HEAD', 'OPTIONS']))
+    }
+  })
+
+  it('asks each discovered locale, and translation_of a page of each, when the pages carry meta.locale', () => {
+    const bilingual = { ...site, pages: [...site.pages.map((p) => ({ ...p, locale: 'en' })), { ...site.pages[0]!, id: 50, title: 'Startseite', locale: 'de' }] }
+    const corpus = buildCorpus(bilingual, 1, 100)
+    const queries = corpus.map((request) => queryOf(request.target))
+    for (const locale of ['en', 'de']) expect(queries.some((query) => query.get('locale') === locale && [...query.keys()].length === 1), locale).toBe(true)
+    const translationOf = new Set(queries.map((query) => query.get('translation_of')).filter((id) => id !== null))
+    expect(translationOf).toContain('50')
+    expect([...translationOf].some((id) => ['2', '3', '40'].includes(id!))).toBe(true)
+    expect(queries.some((query) => query.has('translation_of') && query.get('locale') === 'de')).toBe(true)
   })
 })
 

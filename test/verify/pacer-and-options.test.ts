@@ -52,6 +52,24 @@ describe('parseCliOptions', () => {
     })
   })
 
+  it('reads the API path, the pages endpoint, the other endpoints and the Host', () => {
+    const base = ['--cms', 'http://a', '--shield', 'http://b']
+    expect(parseCliOptions([...base, '--api-path', '/api/v2/', '--endpoints', 'images, documents,', '--host', 'partner.localhost:8701'])).toMatchObject({
+      apiPath: '/api/v2/', endpoints: ['images', 'documents'], host: 'partner.localhost:8701',
+    })
+    expect(parseCliOptions([...base, '--api-path=/cms-api', '--pages-endpoint', 'content'])).toMatchObject({ apiPath: '/cms-api/', pagesEndpoint: 'content' })
+    expect(parseCliOptions(base)).not.toHaveProperty('host')
+    expect(parseCliOptions(base)).not.toHaveProperty('apiPath')
+  })
+
+  it('refuses an API path, endpoint or Host it cannot send', () => {
+    const base = ['--cms', 'http://a', '--shield', 'http://b']
+    for (const extra of [['--api-path', 'api/v2/'], ['--api-path', '/api/v2/?x=1'], ['--api-path', '/api v2/'], ['--endpoints', 'images/x'], ['--endpoints', 'pages'],
+      ['--pages-endpoint', 'content', '--endpoints', 'content'], ['--host', 'a b'], ['--host', 'partner.localhost\r\nX: y'], ['--host', '']]) {
+      expect(() => parseCliOptions([...base, ...extra]), extra.join(' ')).toThrow(UsageError)
+    }
+  })
+
   it('refuses what it cannot use', () => {
     for (const argv of [[], ['--cms', 'http://a'], ['--cms', 'ftp://a', '--shield', 'http://b'], ['--cms', 'http://a', '--shield', 'http://b', '--rate', '0'],
       ['--cms', 'http://a', '--shield', 'http://b', '--requests', '1.5'], ['--cms', 'http://a', '--shield', 'http://b', '--nope', '1'], ['--cms']]) {
