@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { formatReport, passed } from '../../scripts/verify/report.js'
 import { runVerify, type VerifyRun } from '../../scripts/verify/run-verify.js'
-import type { Result } from '../../scripts/verify/types.js'
 import { generateSite, type FakeMedia, type FakePage } from '../fake-wagtail/index.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
