@@ -19,18 +19,16 @@ import type { ReadThrough } from './cache/read-through.js'
 import type { SharedTier } from './cache/shared-tier.js'
 import type { MemoryStore } from './cache/stores/memory-store.js'
 import { composeCaches } from './compose/caches.js'
-import { createAfterSwap, OPEN_GATE, type AfterSwap, type CdnParts } from './compose/after-swap.js'
+import type { CdnParts } from './compose/after-swap.js'
 import { composeCdn } from './compose/cdn.js'
 import { clockOf } from './compose/clock.js'
-import { composeCluster, instanceOwner } from './compose/cluster.js'
+import { instanceOwner } from './compose/cluster.js'
 import { registerLifecycle } from './compose/lifecycle.js'
 import { composeMetrics, registerOperations } from './compose/operations.js'
-import { composePersistence } from './compose/persistence.js'
 import { logPrivateApiPaths, privateApiPaths } from './compose/private-apis.js'
 import { serverOptions } from './compose/server.js'
-import { composeServed, servedPurgeGate } from './compose/served.js'
 import { composeServing } from './compose/serving.js'
-import { composeSync } from './compose/sync.js'
+import { composeSiteCore, siteConfig, type SiteCore } from './compose/site-core.js'
 import { composeUpstream } from './compose/upstream.js'
 import { createEndpointPurge } from './compose/endpoint-purge.js'
 import { assertConnected, late as lateHolder } from './compose/late.js'
@@ -84,6 +82,8 @@ export interface Shield {
   readonly metrics: Metrics
   /** Requests the fast path answered before Fastify (0 with FAST_PATH=false). */
   fastPathAnswered(): number
+  /** The trees of the CMS's other Sites (SITES), by hostname. */
+  readonly sites: ReadonlyMap<string, SiteCore>
 }
 
 declare module 'fastify' {
@@ -92,13 +92,14 @@ declare module 'fastify' {
   }
 }
 
+/** Other Sites' clusters share no endpoint generations: those travel on the default Site's. */
+const NO_GENERATIONS = { adopt: () => undefined, settle: () => undefined }
+
 export async function buildApp(config: Config, deps: AppDependencies = {}): Promise<FastifyInstance> {
   // Phase 1 builds every part, each from parts built before it. Three are read by parts built
   // before them, and only once requests and syncs run; they are held by `Late` until phase 2.
   const late = {
     fastPath: lateHolder<FastPath | undefined>('the fast path (serving)'),
-    cluster: lateHolder<ClusterCoordinator | undefined>('the cluster'),
-    afterSwap: lateHolder<AfterSwap>('the after-swap pipeline'),
   }
   const clock = clockOf(deps)
   const events = createShieldEvents()
@@ -112,32 +113,25 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const upstream = composeUpstream({ config, dispatcher: deps.dispatcher, logger, events, now: clock.now, random: clock.random })
   const caches = composeCaches({ config, upstream, logger, events, clock })
   const { shared } = caches
-  const persistence = composePersistence(config, shared, logger, clock.now)
-  const sync = composeSync({
-    config, upstream, cluster: late.cluster.get, logger, events, clock, onSyncedSwap: (swap) => late.afterSwap.get().run(swap),
-  })
   const owner = instanceOwner()
-  const cluster = shared ? composeCluster({ config, owner, shared, sync, persistence, endpointGenerations: caches.endpointGenerations, logger, events, clock }) : undefined
-  const served = shared ? composeServed({ config, shared, owner, events, logger, clock }) : undefined
-  // Without Redis the open gate: the one instance serves what it synced the moment it swaps.
-  const gate = served && cluster ? servedPurgeGate(served, cluster, config.cdnPurgeWaitMs, logger, events) : OPEN_GATE
   const delivery = composeCdn({ config, logger, events, clock, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
-  const cdn = createAfterSwap({
-    save: persistence ? (snapshot) => persistence.save(snapshot) : undefined,
-    announce: (snapshot, saved) => cluster?.announce(snapshot, saved),
-    gate,
-    purge: delivery,
-  }, logger)
-  const requestRefresh = (request: RefreshRequest) => (cluster ? cluster.requestRefresh(request) : sync.refresh(request))
-  const serving = await composeServing(app, { config, sync, readThrough: caches.readThrough, endpointGenerations: caches.endpointGenerations, events, now: clock.now })
+  // One tree per Site: the default Site's, then each of SITES (`compose/site-core.ts`).
+  const core = composeSiteCore({
+    site: undefined, config, upstream, shared, owner, endpointGenerations: caches.endpointGenerations, purge: delivery, logger, events, clock,
+  })
+  const others = config.sites.map((site) => composeSiteCore({
+    site, config: siteConfig(config, site), upstream, shared, owner, endpointGenerations: NO_GENERATIONS, purge: delivery,
+    logger: logger.child({ site }), events: createShieldEvents(), clock,
+  }))
+  const { sync, persistence, cluster, requestRefresh } = core
+  const cdn = core.afterSwap
+  const serving = await composeServing(app, { config, core, others, readThrough: caches.readThrough, endpointGenerations: caches.endpointGenerations, events, now: clock.now })
   const purgeScope = createEndpointPurge({ generations: caches.endpointGenerations, cluster, cdn, now: clock.now, logger })
-  const operations = { config, sync, caches, cluster, requestRefresh, purgeScope, events, now: clock.now, privateApis }
+  const operations = { config, sync, core, others, caches, cluster, requestRefresh, purgeScope, events, now: clock.now, privateApis }
   const metrics = composeMetrics(operations)
 
   // Phase 2 connects the parts read before they were built, then registers the routes and hooks.
   late.fastPath.set(serving.fastPath)
-  late.cluster.set(cluster)
-  late.afterSwap.set(cdn)
   assertConnected(late)
 
   const { readThrough, budget, memoryTier } = caches
@@ -145,11 +139,12 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   app.decorate('shield', {
     config, sync, readThrough, budget, pages, shared, persistence, cluster, requestRefresh, events, cdn, memoryTier, metrics,
     fastPathAnswered: () => fastPath?.answered ?? 0,
+    sites: new Map(others.map((other) => [other.site!, other])),
   } satisfies Shield)
   registerOperations(app, operations, metrics)
   serving.registerAnswerHooks()
   registerLifecycle(app, {
-    config, sync, shared, persistence, cluster, served, metrics, closeUpstream: () => upstream.close(), closeCdn: () => cdn.close(),
+    config, cores: [core, ...others], shared, metrics, closeUpstream: () => upstream.close(),
     autoSync: deps.autoSync ?? true,
   })
   return app

@@ -1,9 +1,8 @@
 /**
- * Generations of the read-through answers that depend on nothing the sync holds
- * (`http/endpoints-service.ts`): the router's other endpoints', and the other Sites' pages. Nothing
- * else says when they changed: a PURGE of one of their URLs starts a new generation of its scope
- * (an endpoint's name, or `site:<hostname>`), whose name is part of every cache key of that scope,
- * and answers of an older one are never read again (they age out of both tiers).
+ * Generations of the router's other endpoints' read-through answers (`http/endpoints-service.ts`).
+ * Their answers depend on nothing the sync holds, so nothing else says when they changed: a PURGE
+ * of one of an endpoint's URLs starts a new generation, whose name is part of every cache key of
+ * that endpoint, and answers of an older one are never read again (they age out of both tiers).
  * With Redis, the instance that took the PURGE tells the others the new name
  * (`cluster-channel.ts`), so every instance asks for the same keys; an instance that starts later
  * reads the recorded names, and until it has, its generations are its own (answers stored in
@@ -23,9 +22,6 @@ export interface EndpointGenerations {
 }
 
 export const FIRST_GENERATION = '0'
-
-/** The generation scope of one of the CMS's other Sites' pages: apart from every endpoint name (no `:` in those). */
-export const siteScope = (site: string): string => `site:${site}`
 
 export interface EndpointGenerationsOptions {
   readonly now: () => number

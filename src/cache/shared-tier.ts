@@ -17,6 +17,8 @@ export interface SharedTier {
   readonly store: RedisStore
   readonly flight: SharedFlight
   readonly snapshotTarget: SnapshotTarget
+  /** The shared copy of another tree's snapshot (another of the CMS's Sites), under its own prefix. */
+  snapshotTargetFor(prefix: string): SnapshotTarget
   isUp(): boolean
   /** Resolves when Redis is ready, or after `ms` (a warm start waits this long at most). */
   waitUntilUp(ms: number): Promise<boolean>
@@ -63,6 +65,7 @@ export function createSharedTier(config: Config, logger: RedisStoreLogger, now: 
     store,
     flight,
     snapshotTarget,
+    snapshotTargetFor: (sitePrefix) => createRedisSnapshotTarget({ client: snapshotClient, prefix: sitePrefix, timeoutMs: snapshotTimeoutMs, logger, now }),
     isUp: () => isRedisUp(client),
     async waitUntilUp(ms) {
       // Both connections a warm start reads through: a snapshot asked for on a connection still

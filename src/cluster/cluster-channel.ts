@@ -150,8 +150,8 @@ const SUBSCRIBE_GUIDANCE = 'until they are, this instance hears no snapshot anno
 
 /** Most endpoint generations one refresh message may carry: a PURGE names one endpoint. */
 const MAX_ENDPOINTS = 16
-/** A generation scope: a router name (API_ENDPOINTS) or `site:<hostname>` (SITES). */
-const ENDPOINT_NAME = /^[A-Za-z0-9_.:-]{1,300}$/
+/** A router name, as API_ENDPOINTS takes it. */
+const ENDPOINT_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
 /** Most page ids one refresh message may carry. */
 export const MAX_REFRESH_IDS = 10_000

@@ -8,7 +8,7 @@ import { hostname } from 'node:os'
 import type { FastifyBaseLogger } from 'fastify'
 import { createClusterChannel } from '../cluster/cluster-channel.js'
 import type { SharedTier } from '../cache/shared-tier.js'
-import { siteScope, type EndpointGenerations } from '../cache/endpoint-generations.js'
+import type { EndpointGenerations } from '../cache/endpoint-generations.js'
 import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import { followPatches, loadStoredChainAsync } from '../persist/patch-chain.js'
@@ -90,7 +90,7 @@ export function composeCluster(options: ClusterOptions): ClusterCoordinator {
     lease,
     channel,
     endpointGenerations: {
-      endpoints: [...config.apiEndpoints, ...config.sites.map(siteScope)],
+      endpoints: config.apiEndpoints,
       adopt: options.endpointGenerations.adopt,
       settle: options.endpointGenerations.settle,
     },

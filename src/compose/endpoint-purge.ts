@@ -1,15 +1,14 @@
 /**
- * What a PURGE of a forwarded scope does (one of the router's other endpoints, or one of the CMS's
- * other Sites): a new generation of that scope's read-through answers here, the same on every
- * other instance (with Redis), and then a purge of the scope's key at the CDN, once the others
- * have been told, so that the layer in front does not fetch an old answer again from an instance
- * that has not heard yet.
+ * What a PURGE of one of the router's other endpoints does: a new generation of that endpoint's
+ * read-through answers here, the same on every other instance (with Redis), and then a purge of
+ * the endpoint's key at the CDN, once the others have been told, so that the layer in front does
+ * not fetch an old answer again from an instance that has not heard yet.
  * @module
  */
-import { siteScope, type EndpointGenerations } from '../cache/endpoint-generations.js'
+import type { EndpointGenerations } from '../cache/endpoint-generations.js'
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import type { LogSink } from '../observability/log-sink.js'
-import { endpointKey, siteKey } from '../tree/surrogate-keys.js'
+import { endpointKey } from '../tree/surrogate-keys.js'
 import type { CdnParts } from './after-swap.js'
 
 export interface EndpointPurgeOptions {
@@ -23,8 +22,6 @@ export interface EndpointPurgeOptions {
 export interface ScopePurge {
   /** A PURGE of one of an endpoint's URLs. */
   endpoint(name: string): void
-  /** A PURGE that named one of the CMS's other Sites (by its Host). */
-  site(hostname: string): void
 }
 
 export function createEndpointPurge(options: EndpointPurgeOptions): ScopePurge {
@@ -37,6 +34,5 @@ export function createEndpointPurge(options: EndpointPurgeOptions): ScopePurge {
   }
   return {
     endpoint: (name) => purge(name, endpointKey(name)),
-    site: (hostname) => purge(siteScope(hostname), siteKey(hostname)),
   }
 }

@@ -7,10 +7,11 @@ import type { Config } from '../config/load-config.js'
 import { mountOf } from '../config/api-mount.js'
 import { createSiteOfHost } from '../http/site-of-host.js'
 import type { ScopePurge } from './endpoint-purge.js'
+import type { SiteCore } from './site-core.js'
 import { createPurgeAccess } from '../http/purge-access.js'
 import { registerHealthRoutes } from '../http/routes/health.js'
 import { registerMetricsRoute } from '../http/routes/metrics.js'
-import { registerPurgeRoute } from '../http/routes/purge.js'
+import { registerPurgeRoute, type PurgeRouteOptions } from '../http/routes/purge.js'
 import { registerRefreshWebhook } from '../http/routes/refresh-webhook.js'
 import { configuredTargets } from '../cdn/cdn-purger.js'
 import { createMetrics, type Metrics } from '../observability/metrics.js'
@@ -27,6 +28,9 @@ export interface OperationsOptions {
   readonly caches: CacheParts
   readonly cluster: ClusterCoordinator | undefined
   readonly requestRefresh: (request: RefreshRequest) => void
+  /** The default Site's tree, and the other Sites' (SITES). */
+  readonly core: SiteCore
+  readonly others: readonly SiteCore[]
   /** A PURGE of one of the router's other endpoints or the CMS's other Sites (`endpoint-purge.ts`). */
   readonly purgeScope: ScopePurge
   readonly events: ShieldEvents
@@ -63,20 +67,56 @@ export function registerOperations(app: FastifyInstance, options: OperationsOpti
     requestRefresh,
     mount: mountOf(config),
     purgeEndpoint: options.purgeScope.endpoint,
-    ...(config.sites.length > 0 ? { sites: { of: createSiteOfHost(config.sites), all: config.sites, purge: options.purgeScope.site } } : {}),
+    ...(options.others.length > 0 ? { otherTrees: otherTreesOf(config, options.others) } : {}),
     access: createPurgeAccess({ allow: config.purgeAllow, ...(config.purgeToken ? { token: config.purgeToken } : {}) }),
     logger: app.log,
     onPurge: (result, target) => events.emit('purge', { result, target }),
   })
   if (config.refreshToken !== undefined) {
-    registerRefreshWebhook(app, { token: config.refreshToken, requestRefresh, logger: app.log, onWebhook: (result) => events.emit('webhook', { result }) })
+    const refreshEvery = refreshAcrossTrees(options.core, options.others)
+    registerRefreshWebhook(app, { token: config.refreshToken, requestRefresh: refreshEvery, logger: app.log, onWebhook: (result) => events.emit('webhook', { result }) })
   }
   registerMetricsRoute(app, metrics)
   registerHealthRoutes(app, {
     sync,
+    others: options.others.map((other) => ({ site: other.site!, sync: other.sync })),
     now: options.now,
     ...(shared ? { redis: { up: () => shared.isUp(), errors: () => shared.store.errors } } : {}),
     ...(cluster ? { role: () => cluster.role, confirmedAt: () => cluster.confirmedAt } : {}),
     budget: () => budget.state(),
   })
+}
+
+/** PURGEs naming another Site's Host go to its tree (`routes/purge.ts`). */
+function otherTreesOf(config: Config, others: readonly SiteCore[]): NonNullable<PurgeRouteOptions['otherTrees']> {
+  const siteOf = createSiteOfHost(config.sites)
+  const trees = new Map(others.map((other) => [other.site!, { snapshot: () => other.sync.current, requestRefresh: other.requestRefresh }]))
+  return {
+    of: (host) => {
+      const site = siteOf(host)
+      return site === undefined ? undefined : trees.get(site)
+    },
+    all: [...trees.values()],
+  }
+}
+
+/**
+ * The webhook names pages, not Sites: each id goes to the tree that holds it (the default Site's
+ * when none does: a new page), and a listing pass or a whole refresh to every tree.
+ */
+function refreshAcrossTrees(core: SiteCore, others: readonly SiteCore[]): (request: RefreshRequest) => void {
+  if (others.length === 0) return core.requestRefresh
+  const cores = [core, ...others]
+  return (request) => {
+    if (request.ids === undefined) {
+      for (const each of cores) each.requestRefresh(request)
+      return
+    }
+    const byCore = new Map<SiteCore, number[]>()
+    for (const id of request.ids) {
+      const holder = cores.find((each) => each.sync.current?.byId.has(id) ?? false) ?? core
+      byCore.set(holder, [...(byCore.get(holder) ?? []), id])
+    }
+    for (const [holder, ids] of byCore) holder.requestRefresh({ ...request, ids })
+  }
 }

@@ -24,6 +24,8 @@ import type { EndpointGenerations } from '../cache/endpoint-generations.js'
 import { requestIdFrom } from '../observability/request-id.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import type { SyncService } from '../sync/sync-service.js'
+import type { SiteCore } from './site-core.js'
+import { bySite } from '../http/serve-by-site.js'
 
 export interface ServingParts {
   readonly pages: PagesService
@@ -35,7 +37,10 @@ export interface ServingParts {
 
 export interface ServingOptions {
   readonly config: Config
-  readonly sync: SyncService
+  /** The default Site's tree, answered for any Host that names no other Site. */
+  readonly core: Pick<SiteCore, 'sync'>
+  /** The other Sites' trees (SITES), each answered for a Host that names it. */
+  readonly others: ReadonlyArray<Pick<SiteCore, 'site' | 'sync'>>
   readonly readThrough: ReadThrough
   /** The generation of each other endpoint's read-through answers (a PURGE starts a new one). */
   readonly endpointGenerations: Pick<EndpointGenerations, 'of'>
@@ -44,7 +49,8 @@ export interface ServingOptions {
 }
 
 export async function composeServing(app: FastifyInstance, options: ServingOptions): Promise<ServingParts> {
-  const { config, sync } = options
+  const { config } = options
+  const { sync } = options.core
   const trusted = config.trustProxy
   const shareOf = createShareOf({ addresses: config.frontendClients, token: config.frontendToken })
   const purged = configuredTargets(config)
@@ -59,9 +65,11 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     ...(purged.length > 0 ? { cdnMaxAgeMs: config.cdnMaxAgeMs } : {}),
     surrogateControl: purged.includes('fastly'),
   }
-  const pages = createPagesService({
-    snapshot: () => sync.current,
+  // Reads its Site's snapshot on every request: a swap is seen by the next one.
+  const pagesOf = (tree: SyncService, site?: string) => createPagesService({
+    snapshot: () => tree.current,
     mount,
+    ...(site === undefined ? {} : { site }),
     readThrough: options.readThrough,
     baseUrl: config.baseUrl,
     renderCacheMaxBytes: config.renderCacheMaxBytes,
@@ -70,11 +78,11 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     clientCache,
     now: options.now,
     logger: app.log,
-    cmsHealthy: () => sync.status.consecutiveFailures === 0,
+    cmsHealthy: () => tree.status.consecutiveFailures === 0,
   })
-  const endpoints = mount.endpoints.length === 0 && config.sites.length === 0 ? undefined : createEndpointsService({
+  const pages = pagesOf(sync)
+  const endpoints = mount.endpoints.length === 0 ? undefined : createEndpointsService({
     readThrough: options.readThrough,
-    pagesEndpoint: mount.pages,
     cacheTags: config.cacheTagHeaders,
     cacheStatus: config.cacheStatusHeader,
     clientCache,
@@ -90,12 +98,12 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     closing = true
     done()
   })
-  const serve = createServe<IncomingMessage>({
-    pages,
+  const serveOf = (tree: SyncService, treePages: PagesService, site: string | undefined) => createServe<IncomingMessage>({
+    pages: treePages,
     ...(endpoints ? { endpoints } : {}),
-    ...(config.sites.length > 0 ? { siteOf: createSiteOfHost(config.sites) } : {}),
+    ...(site === undefined ? {} : { site }),
     route,
-    snapshot: () => sync.current,
+    snapshot: () => tree.current,
     // The plugin is registered below, before any request can arrive.
     isUnderPressure: () => app.isUnderPressure(),
     isClosing,
@@ -105,6 +113,11 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     onShed: () => app.log.debug({ reason: 'under pressure' }, 'load shed: 503'),
     logger: app.log,
   })
+  const serve = bySite(
+    serveOf(sync, pages, undefined),
+    options.others.map((other) => [other.site!, serveOf(other.sync, pagesOf(other.sync, other.site), other.site)] as const),
+    createSiteOfHost(config.sites),
+  )
   const afterAnswer = createAfterAnswer(app.log, options.events)
   await registerLoadShedding(app, config, route, (reason) => app.log.debug({ reason }, 'load shed: 503'))
   registerServeRoutes(app, serve, mount.root)

@@ -16,6 +16,8 @@ import { mountOf, type ApiMount } from '../config/api-mount.js'
 export interface UpstreamParts {
   /** The sync's port to the CMS (and the refreshes'). */
   readonly get: UpstreamGet
+  /** The same port asking as one of the CMS's other Sites (`Host: <hostname>`, SITES). */
+  getAs(site: string): UpstreamGet
   /** Client-caused requests, on a pool of their own. */
   readonly wagtail: WagtailClient
   readonly rewriteUrl: RewriteUrl
@@ -55,14 +57,16 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
   })
   const http = client('sync', config.upstreamConnections)
   const readThroughHttp = client('read_through', config.readThroughConcurrency)
-  const get: UpstreamGet = async (pathAndQuery, signal, trafficClass) => {
-    const response = await http.get(pathAndQuery, { ...(signal ? { signal } : {}), ...(trafficClass ? { trafficClass } : {}) })
+  const getAs = (site: string | undefined): UpstreamGet => async (pathAndQuery, signal, trafficClass) => {
+    const response = await http.get(pathAndQuery, { ...(signal ? { signal } : {}), ...(trafficClass ? { trafficClass } : {}), ...(site === undefined ? {} : { host: site }) })
     // Decoded at once: a getter that decoded on first read kept more memory after a large sync
     // (docs/performance.md, "Memory at 100,000 pages").
     return { status: response.status, contentType: response.contentType, headers: response.headers, bytes: response.body, text: response.text() }
   }
+  const get = getAs(undefined)
   return {
     get,
+    getAs,
     wagtail: createWagtailClient({ http: readThroughHttp, mount }),
     rewriteUrl: createUrlRewriter({ baseUrl: config.baseUrl, upstreamPathPrefix: new URL(config.upstreamUrl).pathname, apiPath: mount.root }),
     async close() {

@@ -1,7 +1,6 @@
 /**
- * What is answered read-through as a whole, with nothing of it in the snapshot: the router's other
- * endpoints (API_ENDPOINTS: Wagtail's `images` and `documents`, or an operator's own) and the
- * pages of the CMS's other Sites (SITES; the snapshot holds the default Site's tree). Each gets
+ * The router's other endpoints (API_ENDPOINTS: Wagtail's `images` and `documents`, or an
+ * operator's own), answered read-through as a whole: nothing of them is in the snapshot. They get
  * everything read-through has (both cache tiers, coalescing, the budget, stale answers while the
  * CMS fails, `Cache-Status`, purge keys). Their `detail_url`s point at BASE_URL as the pages' do
  * (`read-through-loader.ts`); `download_url` and media URLs are left as the CMS wrote them
@@ -13,11 +12,10 @@
  */
 import { isProxyError, type ProxyError } from '../errors.js'
 import { isOverBudget, type ReadThrough } from '../cache/read-through.js'
-import { siteScope } from '../cache/endpoint-generations.js'
 import { forwardedDetailPath, forwardedFindQuery, forwardedQuery } from '../query/forwarded-query.js'
 import { negotiate } from '../query/negotiate.js'
 import { parseQueryParams } from '../query/query-params.js'
-import { ALL_PAGES_KEY, endpointKey, siteKey } from '../tree/surrogate-keys.js'
+import { ALL_PAGES_KEY, endpointKey } from '../tree/surrogate-keys.js'
 import type { CacheTagHeader } from '../config/schema.js'
 import type { WagtailError } from '../query/wagtail-messages.js'
 import { errorAnswer, jsonAnswer, type HttpAnswer } from './answers.js'
@@ -29,12 +27,10 @@ import { createReadThroughAnswers, type ReadThroughAnswersOptions } from './read
 
 export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
   readonly readThrough: ReadThrough
-  /** The pages endpoint's name (PAGES_ENDPOINT), for the other Sites' pages. */
-  readonly pagesEndpoint: string
   /** Which of `Surrogate-Key` and `Cache-Tag` 200s carry (CACHE_TAG_HEADERS); none when empty. */
   readonly cacheTags: readonly CacheTagHeader[]
   /**
-   * The generation of a scope's answers (an endpoint's name, or `site:<hostname>`): a PURGE of one
+   * The generation of an endpoint's answers: a PURGE of one
    * of its URLs starts a new one, and answers of an older one are never read again
    * (`endpoint-generations.ts`).
    */
@@ -52,8 +48,6 @@ export interface EndpointsService {
    * hostname) answers it: a document's `download_url` is on the requesting Site's host.
    */
   answer(endpoint: string, target: ViewTarget, request: PagesRequest, site?: string): HttpAnswer | Promise<HttpAnswer>
-  /** GET or HEAD of a pages view, as one of the CMS's other Sites (its hostname) answers it. */
-  site(site: string, target: ViewTarget, request: PagesRequest): HttpAnswer | Promise<HttpAnswer>
   /** DRF's OPTIONS answer of an endpoint's view. */
   options(endpoint: string): HttpAnswer
 }
@@ -98,8 +92,6 @@ function relativeOf(endpoint: string, target: ViewTarget, rawQuery: string | und
 interface Scope {
   readonly name: string
   readonly keys: readonly string[]
-  /** An endpoint's parameters are the CMS's alone: any of them may be what failed it. */
-  readonly endpoint: boolean
 }
 
 export function createEndpointsService(options: EndpointsServiceOptions): EndpointsService {
@@ -134,7 +126,7 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     } catch (error) {
       if (isOverBudget(error)) return answers.refused(error as ProxyError, client)
       options.logger.warn({ err: error, code: isProxyError(error) ? error.code : undefined, query: relative }, 'read-through to the CMS failed')
-      const blamed = forwardedFailedOnInput(error, parseQueryParams(request.rawQuery ?? ''), view, options.cmsHealthy ?? (() => false), scope.endpoint)
+      const blamed = forwardedFailedOnInput(error, parseQueryParams(request.rawQuery ?? ''), view, options.cmsHealthy ?? (() => false), true)
       if (blamed) return errorAnswer(blamed)
       return answers.failed(isProxyError(error) ? error : undefined)
     }
@@ -146,7 +138,6 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
   }
 
   const endpointScopes = new Map<string, Scope>()
-  const siteScopes = new Map<string, Scope>()
   const scopeOf = (scopes: Map<string, Scope>, name: string, make: () => Scope): Scope => {
     let scope = scopes.get(name)
     if (!scope) scopes.set(name, (scope = make()))
@@ -155,13 +146,9 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
 
   return {
     answer(endpoint, target, request, site) {
-      const scope = scopeOf(endpointScopes, endpoint, () => ({ name: endpoint, keys: [ALL_PAGES_KEY, endpointKey(endpoint)], endpoint: true }))
+      const scope = scopeOf(endpointScopes, endpoint, () => ({ name: endpoint, keys: [ALL_PAGES_KEY, endpointKey(endpoint)] }))
       const asSite = site === undefined ? '' : `//${site}/`
       return forwarded(scope, target.kind, () => `${asSite}${relativeOf(endpoint, target, request.rawQuery)}`, request)
-    },
-    site(site, target, request) {
-      const scope = scopeOf(siteScopes, site, () => ({ name: siteScope(site), keys: [ALL_PAGES_KEY, siteKey(site)], endpoint: false }))
-      return forwarded(scope, target.kind, () => `//${site}/${relativeOf(options.pagesEndpoint, target, request.rawQuery)}`, request)
     },
     options: optionsAnswer,
   }

@@ -57,9 +57,11 @@ export interface ForwardPlans {
 export interface ForwardPlansOptions {
   /** The pages endpoint's name below the API router (PAGES_ENDPOINT). */
   readonly pagesEndpoint: string
+  /** The other Site (SITES) whose tree this is: its forwards ask the CMS as it (`//<site>/…`, `wagtail-client.ts`). */
+  readonly site?: string | undefined
   /** What the CMS said does not exist, under a snapshot; the plans' answers add to it. */
   readonly knownAbsentOf: (snapshot: Snapshot) => KnownAbsent
-  /** Plans kept per snapshot; past it the memory starts over. */
+  /** Plans kept per snapshot; past it the least recently used are forgotten. */
   readonly maxPlans: number
 }
 
@@ -92,7 +94,7 @@ export function createForwardPlans(options: ForwardPlansOptions): ForwardPlans {
     planned: (snapshot, memoKey) => forwards.get(snapshot, memoKey),
     plan(snapshot, memoKey, view, viewPath, scope, params) {
       const learn = learnerOf(view, params, snapshot, options.knownAbsentOf(snapshot), () => forwards.delete(memoKey))
-      const relative = `${options.pagesEndpoint}/${viewPath}`
+      const relative = `${options.site === undefined ? '' : `//${options.site}/`}${options.pagesEndpoint}/${viewPath}`
       // `order=random` is a new order every time (docs/wagtail-compatibility.md#ordering): never replay it.
       const store = params.get('order') !== 'random'
       // Keyed by the digest of the pages the answer depends on (the whole tree for search or

@@ -34,6 +34,8 @@ export interface PagesServiceOptions {
   readonly snapshot: () => Snapshot | undefined
   /** Where the pages endpoint is (find's Location, what read-through asks for); default the default mount. */
   readonly mount?: ApiMount
+  /** The other Site (SITES) whose tree this serves; its forwards ask the CMS as that Site. Unset: the default Site. */
+  readonly site?: string
   readonly readThrough: ReadThrough
   /** Public base of the proxy; find's Location is built from it (never from the Host header). */
   readonly baseUrl: string
@@ -102,7 +104,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
   const { pagesPath, pages: pagesEndpoint } = options.mount ?? DEFAULT_MOUNT
   /** What the CMS said does not exist, under the current snapshot (`forward-plans.ts` learns it). */
   const knownAbsentOf = createKnownAbsentPerSnapshot(MAX_KNOWN_ABSENT)
-  const plans = createForwardPlans({ pagesEndpoint, knownAbsentOf, maxPlans: MAX_PLANNED_FORWARDS })
+  const plans = createForwardPlans({ pagesEndpoint, site: options.site, knownAbsentOf, maxPlans: MAX_PLANNED_FORWARDS })
   const indexAnswers = createIndexAnswers(options)
   const read: ForwardReadOptions = {
     readThrough: options.readThrough,

@@ -28,7 +28,6 @@ import {
 } from './answers.js'
 import { apiRouteName, createApiRouter, pathOf, type ApiTarget, type RouteApiPath, type ViewTarget } from './api-router.js'
 import type { EndpointsService } from './endpoints-service.js'
-import type { SiteOfHost } from './site-of-host.js'
 import { conditionalAnswer } from './conditional-answer.js'
 import type { PagesRequest, PagesService } from './pages-service.js'
 
@@ -68,10 +67,10 @@ export interface ServeOptions<R extends ServeRequest> {
   /** The API's routing (`createApiRouter`); default the default mount's. */
   readonly route?: RouteApiPath
   /**
-   * Which of the CMS's other Sites a Host names (SITES, `site-of-host.ts`): their pages are
-   * answered by `endpoints.site`, the default Site's from the snapshot. Unset: one Site.
+   * The other Site (SITES) whose tree this core answers (`serve-by-site.ts`); unset for the default
+   * Site's. The router's other endpoints are asked as it.
    */
-  readonly siteOf?: SiteOfHost
+  readonly site?: string
   readonly snapshot: () => Snapshot | undefined
   readonly isUnderPressure: () => boolean
   readonly isClosing: () => boolean
@@ -153,7 +152,6 @@ function viewAnswer<R extends ServeRequest>(options: ServeOptions<R>, method: st
   const clientOf = options.clientOf
   const input: PagesRequest = { rawQuery, accept, ...(clientOf ? { client: () => clientOf(request) } : {}) }
   if (endpoint !== undefined) return endpoints!.answer(endpoint, target as ViewTarget, input, site)
-  if (site !== undefined && endpoints) return endpoints.site(site, target as ViewTarget, input)
   switch (target.kind) {
     case 'list': return pages.list(input)
     case 'find': return pages.find(input)
@@ -174,7 +172,7 @@ function answerOf<R extends ServeRequest>(options: ServeOptions<R>, method: stri
 }
 
 export function createServe<R extends ServeRequest>(options: ServeOptions<R>): Serve<R> {
-  const { siteOf } = options
+  const { site } = options
   const route = options.route ?? createApiRouter()
   const memo = createSnapshotMemo<Remembered>(options.maxEntries ?? 20_000, keptAcrossPatch)
 
@@ -204,11 +202,9 @@ export function createServe<R extends ServeRequest>(options: ServeOptions<R>): S
     const url = request.url ?? '/'
     const shedding = options.isUnderPressure()
     const snapshot = options.snapshot()
-    // Another Site's answers are read-through, never remembered by URL alone.
-    const site = siteOf === undefined ? undefined : siteOf(firstOf(request.headers.host))
     // Remembered only for a loaded snapshot, and only the API's URLs: a hit needs no routing.
     let key: string | undefined
-    if (!shedding && snapshot && site === undefined && (method === 'GET' || method === 'HEAD')) {
+    if (!shedding && snapshot && (method === 'GET' || method === 'HEAD')) {
       const accept = firstOf(request.headers.accept)
       key = accept === undefined ? url : `${url}\u0000${accept}`
       const remembered = memo.get(snapshot, key)

@@ -56,7 +56,7 @@ export interface ShieldEventMap {
     readonly source: 'sync' | 'storage' | 'peer'
     readonly changedPages: number
   }
-  readonly purge: { readonly result: 'accepted' | 'refused'; readonly target: 'page' | 'listing' | 'endpoint' | 'site' | 'unknown' }
+  readonly purge: { readonly result: 'accepted' | 'refused'; readonly target: 'page' | 'listing' | 'endpoint' | 'unknown' }
   readonly webhook: { readonly result: 'accepted' | 'unauthorized' | 'bad-request' }
   /** A read-through miss the budget refused (it may still have been served a stored answer). */
   readonly budget: { readonly reason: 'client_share' | 'cms_budget' | 'queue_full' | 'queue_timeout' }

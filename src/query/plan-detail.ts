@@ -14,7 +14,7 @@ import type { DetailPlan } from './plan-types.js'
 import { KNOWN_LISTING_PARAMETERS } from './plan-listing.js'
 import type { KnownAbsent } from './known-absent.js'
 import {
-  baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, forwardIfPresent, localeFilter, toPageId, treeFilters, type TreeFilters,
+  baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, toPageId, translationLocaleSearch, treeFilters, type TreeFilters,
 } from './plan-steps.js'
 import { DATABASE_INT_MAX, notAcceptableIn, wagtailErrors } from './wagtail-messages.js'
 import { parseFieldsParameter } from './fields-parameter.js'
@@ -102,12 +102,8 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   }
 
   if (params.has('order') && !orderAlwaysAccepted(params)) return forward('order is answered by the CMS')
-  const translations = forwardIfPresent(params, ['translation_of'])
-  if ('forward' in translations) return forward(translations.forward)
-  const locale = localeFilter(params, snapshot)
+  const locale = translationLocaleSearch(params, snapshot)
   if ('forward' in locale) return forward(locale.forward)
-  const searched = forwardIfPresent(params, ['search'])
-  if ('forward' in searched) return forward(searched.forward)
 
   const id = /^[0-9]+$/.test(pathId) ? toPageId(BigInt(pathId)) : undefined
   const selection = { types: typed.value.types, filters: fields.value.filters, ...treeSelection, ...locale.value }

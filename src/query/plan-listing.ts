@@ -8,7 +8,7 @@ import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { baseQueryset, FILTER_FIELDS, fieldFilters, forwardIfPresent, localeFilter, orderStep, pagination, treeFilters } from './plan-steps.js'
+import { baseQueryset, FILTER_FIELDS, fieldFilters, orderStep, pagination, translationLocaleSearch, treeFilters } from './plan-steps.js'
 import { orderIsTotal, selectPages } from '../tree/select-pages.js'
 import type { ListQuery } from '../tree/page-selection.js'
 import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
@@ -62,12 +62,8 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
   // language the snapshot knows; SearchFilter the CMS.
   const ordered = orderStep(params)
   if ('forward' in ordered) return forward(ordered.forward)
-  const translations = forwardIfPresent(params, ['translation_of'])
-  if ('forward' in translations) return forward(translations.forward)
-  const locale = localeFilter(params, snapshot)
+  const locale = translationLocaleSearch(params, snapshot)
   if ('forward' in locale) return forward(locale.forward)
-  const searched = forwardIfPresent(params, ['search'])
-  if ('forward' in searched) return forward(searched.forward)
 
   const page = pagination(params, snapshot)
   if ('error' in page) return { kind: 'error', error: page.error }

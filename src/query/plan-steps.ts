@@ -145,6 +145,19 @@ export function orderStep(params: QueryParams): Exclude<Step<{ order?: PageOrder
   return { value: { order: { field, descending } } }
 }
 
+/**
+ * The filter backends after OrderingFilter, in Wagtail's order: TranslationOfFilter (the CMS's),
+ * LocaleFilter (a language the snapshot knows, `localeFilter`), SearchFilter (the CMS's).
+ */
+export function translationLocaleSearch(params: QueryParams, snapshot: Snapshot): Exclude<Step<{ locale?: string }>, { error: WagtailError }> {
+  const translations = forwardIfPresent(params, ['translation_of'])
+  if ('forward' in translations) return translations
+  const locale = localeFilter(params, snapshot)
+  if ('forward' in locale) return locale
+  const searched = forwardIfPresent(params, ['search'])
+  return 'forward' in searched ? searched : locale
+}
+
 export function forwardIfPresent(params: QueryParams, keys: readonly string[]): Step<void> {
   for (const key of keys) if (params.has(key)) return { forward: answeredByTheCms(key) }
   return { value: undefined }

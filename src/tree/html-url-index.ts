@@ -21,8 +21,6 @@ export type PurgeTarget =
   | { readonly kind: 'page'; readonly id: number }
   | { readonly kind: 'listing' }
   | { readonly kind: 'endpoint'; readonly endpoint: string }
-  /** One of the CMS's other Sites, named by the PURGE's Host (resolved by the PURGE route, not here). */
-  | { readonly kind: 'site'; readonly site: string }
   | { readonly kind: 'unknown' }
 
 const LISTING: PurgeTarget = Object.freeze({ kind: 'listing' })

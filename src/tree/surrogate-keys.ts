@@ -10,7 +10,6 @@
  * Vocabulary (lower-case, space- and comma-free tokens):
  * - `cms-pages`: every response (purge everything);
  * - `cms-endpoint-<name>`: every answer of one of the router's other endpoints (`images`, …);
- * - `cms-site-<hostname>`: every pages answer of one of the CMS's other Sites (SITES);
  * - `cms-page-<id>`: the detail of a page;
  * - `cms-children-<id>`, `cms-descendants-<id>`, `cms-ancestors-<id>`: a list scoped by one tree filter;
  * - `cms-list`: an unscoped list (whole-tree scope: no tree filter, search, find…);
@@ -32,7 +31,6 @@ export const descendantsKey = (id: number): string => `cms-descendants-${id}`
 export const ancestorsKey = (id: number): string => `cms-ancestors-${id}`
 export const sectionKey = (id: number): string => `cms-section-${id}`
 export const endpointKey = (name: string): string => `cms-endpoint-${name.toLowerCase()}`
-export const siteKey = (hostname: string): string => `cms-site-${hostname}`
 
 /** Section of each page already walked, per snapshot (`null`: the page has none). */
 const sections = new WeakMap<Snapshot, Map<number, number | null>>()

@@ -55,8 +55,10 @@ export async function startShield(options: HarnessOptions = {}): Promise<Harness
   const app = await buildApp(config, { autoSync: false, logger: false, ...options.deps })
   await app.ready()
   if (options.synced ?? true) {
-    const result = await app.shield.sync.syncNow()
-    if (!result.ok) throw result.error
+    for (const sync of [app.shield.sync, ...[...app.shield.sites.values()].map((site) => site.sync)]) {
+      const result = await sync.syncNow()
+      if (!result.ok) throw result.error
+    }
   }
   return {
     origin,

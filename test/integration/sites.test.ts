@@ -1,8 +1,8 @@
 /**
  * Several Sites on one CMS (SITES): Wagtail answers each request from the Site its Host names,
- * the default Site for any other Host. cms-shield answers the default Site from the snapshot and
- * another Site's pages read-through, asking as that Site; `detail_url` stays on BASE_URL whatever
- * the Host. A PURGE with another Site's Host refreshes that Site's answers only.
+ * the default Site for any other Host. cms-shield keeps a tree per Site, synced asking as that Site,
+ * and answers each Host from its Site's tree; `detail_url` stays on BASE_URL whatever the Host. A
+ * PURGE with another Site's Host refreshes that Site's tree only.
  */
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -24,8 +24,12 @@ function partnerPages(): FakePage[] {
   return generateSite({ pages: 15, seed: 7 }).map((page) => ({ ...page, id: page.id + OFFSET, parentId: shift(page.parentId) as number | null, ...(page.aliasOf == null ? {} : { aliasOf: shift(page.aliasOf) as number }) }))
 }
 
-function start(env: Record<string, string> = {}): Promise<Harness> {
-  return startShield({ origin: { apiPath: '/api/v2/', sites: { [PARTNER]: partnerPages() } }, env: { API_PATH: '/api/v2/', SITES: PARTNER, ...env } })
+function start(env: Record<string, string> = {}, autoSync = false): Promise<Harness> {
+  return startShield({
+    origin: { apiPath: '/api/v2/', sites: { [PARTNER]: partnerPages() } },
+    env: { API_PATH: '/api/v2/', SITES: PARTNER, REFRESH_DEBOUNCE: '20ms', ...env },
+    deps: { autoSync },
+  })
 }
 
 /** The same request to both, with a Host; the CMS's detail_urls (on the Site's root_url) moved to BASE_URL. */
@@ -44,18 +48,39 @@ async function compare(url: string, host: string): Promise<{ cmsHits: number; st
 }
 
 describe('several Sites (SITES)', () => {
-  it('answers a Host naming another Site as that Site does, read-through once per query, detail_url on BASE_URL', async () => {
+  it('answers a Host naming another Site from that Site\'s own tree, exactly and at no CMS cost, detail_url on BASE_URL', async () => {
     h = await start()
-    for (const url of ['/api/v2/pages/', '/api/v2/pages/?limit=3&offset=2', `/api/v2/pages/${OFFSET + 3}/`, '/api/v2/pages/3/', `/api/v2/pages/find/?id=${OFFSET + 3}`, '/api/v2/pages/?child_of=3']) {
-      const first = await compare(url, `${PARTNER}:8080`)
-      expect(first.cmsHits, url).toBe(1)
-      expect((await compare(url, PARTNER)).cmsHits, `${url} (cached, any port)`).toBe(0)
+    for (const url of ['/api/v2/pages/', '/api/v2/pages/?limit=3&offset=2', `/api/v2/pages/${OFFSET + 3}/`, '/api/v2/pages/3/', `/api/v2/pages/find/?id=${OFFSET + 3}`, `/api/v2/pages/?child_of=${OFFSET + 2}`, '/api/v2/pages/find/?html_path=/']) {
+      expect((await compare(url, `${PARTNER}:8080`)).cmsHits, url).toBe(0)
+      expect((await compare(url, PARTNER)).cmsHits, `${url} (any port)`).toBe(0)
     }
     const partnerHome = JSON.parse((await h.get(`/api/v2/pages/${OFFSET + 2}/`, { host: PARTNER })).body)
     expect(partnerHome.meta.detail_url).toBe(`${BASE_URL}/api/v2/pages/${OFFSET + 2}/`)
   })
 
-  it('answers the default Site from the snapshot for its own Host, an unknown one or none, at no CMS cost', async () => {
+  it('forwards what only the CMS answers asking as that Site, and caches it apart from the default Site\'s', async () => {
+    h = await start()
+    for (const url of ['/api/v2/pages/?order=title&limit=5', '/api/v2/pages/?search=insurance', `/api/v2/pages/?translation_of=${OFFSET + 3}`, `/api/v2/pages/${OFFSET + 3}/?fields=locale`]) {
+      expect((await compare(url, PARTNER)).cmsHits, url).toBe(1)
+      expect((await compare(url, PARTNER)).cmsHits, `${url} (cached)`).toBe(0)
+    }
+    // The same query on the default Site is its own: asked again, as the default Site.
+    for (const url of ['/api/v2/pages/?order=title&limit=5', '/api/v2/pages/?search=insurance']) {
+      expect((await compare(url, 'localhost')).cmsHits, `${url} (the default Site's, apart)`).toBe(1)
+    }
+  })
+
+  it('syncs each Site\'s tree asking as that Site, and is ready once every tree is loaded', async () => {
+    h = await start()
+    const partnerSync = h.origin.requests.filter((request) => request.headers['host'] === PARTNER)
+    expect(partnerSync.some((request) => request.kind === 'list')).toBe(true)
+    expect(h.app.shield.sites.get(PARTNER)!.sync.current!.pages.length).toBe(15)
+    const ready = await h.app.inject({ method: 'GET', url: '/readyz' })
+    expect(ready.statusCode).toBe(200)
+    expect(JSON.parse(ready.body).sites).toEqual({ [PARTNER]: { ready: true, pages: 15, cms: 'ok' } })
+  })
+
+  it('answers the default Site from its tree for its own Host, an unknown one or none, at no CMS cost', async () => {
     h = await start()
     for (const host of ['localhost', 'api.example.com', 'unknown.example:81']) {
       for (const url of ['/api/v2/pages/?limit=5', '/api/v2/pages/3/', `/api/v2/pages/${OFFSET + 3}/`]) {
@@ -70,31 +95,39 @@ describe('several Sites (SITES)', () => {
     const partner = await h.get('/api/v2/pages/?limit=2', { host: PARTNER })
     expect(partner.body).not.toBe(main.body)
     expect((await h.get('/api/v2/pages/?limit=2')).body).toBe(main.body)
-    expect(partner.headers['surrogate-key']).toBe(`cms-pages cms-site-${PARTNER}`)
+    expect((await h.get('/api/v2/pages/?limit=2', { host: PARTNER })).body).toBe(partner.body)
   })
 
-  it('refreshes another Site\'s answers after a PURGE with its Host, and leaves the default Site alone', async () => {
-    h = await start()
-    const url = `/api/v2/pages/${OFFSET + 3}/`
-    await h.get(url, { host: PARTNER })
-    h.origin.updateSitePage(PARTNER, OFFSET + 3, { title: 'Renamed on the partner site' })
-    expect(JSON.parse((await h.get(url, { host: PARTNER })).body).title).not.toBe('Renamed on the partner site')
+  it('refreshes another Site\'s tree after a PURGE of one of its pages\' URLs with its Host, and leaves the default Site\'s alone', async () => {
+    h = await start({}, true)
+    const id = OFFSET + 3
+    const url = `/api/v2/pages/${id}/`
+    const path = new URL(JSON.parse((await h.get(url, { host: PARTNER })).body).meta.html_url as string).pathname
+    h.origin.updateSitePage(PARTNER, id, { title: 'Renamed on the partner site' })
     h.origin.resetHits()
-    const purge = await h.app.inject({ method: 'PURGE', url: '/some-page/', headers: { host: PARTNER }, remoteAddress: '127.0.0.1' })
-    expect(JSON.parse(purge.body)).toEqual({ status: 'ok', target: 'site' })
-    expect(JSON.parse((await h.get(url, { host: PARTNER })).body).title).toBe('Renamed on the partner site')
-    expect(h.origin.hits.total).toBe(1) // the partner's detail, and no sync of the default Site
+    const purge = await h.app.inject({ method: 'PURGE', url: path, headers: { host: PARTNER }, remoteAddress: '127.0.0.1' })
+    expect(JSON.parse(purge.body)).toEqual({ status: 'ok', target: 'page', id })
+    await eventually(async () => JSON.parse((await h!.get(url, { host: PARTNER })).body).title === 'Renamed on the partner site')
+    expect(h.origin.requests.every((request) => request.headers['host'] === PARTNER), 'no request for the default Site').toBe(true)
   })
 
-  it('takes a PURGE of an API URL naming a page the snapshot does not hold as one for every other Site', async () => {
-    h = await start()
+  it('refreshes the tree that holds a page purged by its API URL on another host', async () => {
+    h = await start({}, true)
     const url = `/api/v2/pages/${OFFSET + 4}/`
-    await h.get(url, { host: PARTNER })
     h.origin.updateSitePage(PARTNER, OFFSET + 4, { title: 'Purged by its API URL' })
     await h.app.inject({ method: 'PURGE', url, headers: { host: 'cms.internal' }, remoteAddress: '127.0.0.1' })
-    expect(JSON.parse((await h.get(url, { host: PARTNER })).body).title).toBe('Purged by its API URL')
+    await eventually(async () => JSON.parse((await h!.get(url, { host: PARTNER })).body).title === 'Purged by its API URL')
   })
 })
+
+/** Polls (bounded) until `check` holds. */
+async function eventually(check: () => Promise<boolean>, ms = 3000): Promise<void> {
+  const started = Date.now()
+  while (!(await check())) {
+    if (Date.now() - started > ms) throw new Error(`not within ${ms} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
 
 describe('?site= beside SITES', () => {
   it('is the CMS\'s to answer, on any Host, exactly', async () => {

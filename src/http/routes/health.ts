@@ -15,6 +15,8 @@ export interface RedisHealth {
 
 export interface HealthOptions {
   readonly sync: SyncService
+  /** The other Sites' trees (SITES): ready only once each is loaded too. */
+  readonly others?: ReadonlyArray<{ readonly site: string; readonly sync: SyncService }>
   readonly now: () => number
   readonly redis?: RedisHealth
   /** With Redis: 'leader' (syncs), 'follower' (loads the leader's snapshots) or 'standalone'. */
@@ -29,15 +31,25 @@ function describeCode(code: string): string {
   return Object.hasOwn(errorCatalogue, code) ? errorCatalogue[code as keyof typeof errorCatalogue].doc : 'the sync failed'
 }
 
-export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, role, confirmedAt, budget }: HealthOptions): void {
+/** Each other Site's tree: loaded or not, its size, and whether the CMS answered its last sync. */
+function sitesOf(others: ReadonlyArray<{ readonly site: string; readonly sync: SyncService }>): Record<string, unknown> {
+  return Object.fromEntries(others.map(({ site, sync }) => [site, {
+    ready: sync.current !== undefined,
+    pages: sync.current?.pages.length ?? 0,
+    cms: sync.status.consecutiveFailures > 0 ? 'failing' : sync.status.lastSuccessAt !== undefined ? 'ok' : 'unknown',
+  }]))
+}
+
+export function registerHealthRoutes(app: FastifyInstance, { sync, others = [], now, redis, role, confirmedAt, budget }: HealthOptions): void {
   app.get('/healthz', async (_request, reply) => reply.header('cache-control', 'no-store').send({ status: 'ok' }))
 
   app.get('/readyz', async (_request, reply) => {
     const snapshot = sync.current
     const status = sync.status
     const confirmed = confirmedAt?.()
+    const ready = snapshot !== undefined && others.every((other) => other.sync.current !== undefined)
     const body = {
-      ready: snapshot !== undefined,
+      ready,
       snapshot: snapshot
         ? {
             version: snapshot.version,
@@ -68,7 +80,8 @@ export function registerHealthRoutes(app: FastifyInstance, { sync, now, redis, r
       redisErrors: redis?.errors() ?? 0,
       // Client-caused CMS requests: `cluster` budget in Redis, or `local` (no Redis, or Redis down).
       readThrough: budget === undefined ? null : budget(),
+      ...(others.length === 0 ? {} : { sites: sitesOf(others) }),
     }
-    return reply.code(snapshot ? 200 : 503).header('cache-control', 'no-store').send(body)
+    return reply.code(ready ? 200 : 503).header('cache-control', 'no-store').send(body)
   })
 }

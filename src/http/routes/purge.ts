@@ -24,7 +24,6 @@ import type { RequestRefresh } from '../../sync/refresh-request.js'
 import { resolvePurgeTarget, type PurgeTarget } from '../../tree/html-url-index.js'
 import type { Snapshot } from '../../tree/snapshot.js'
 import type { PurgeAccess } from '../purge-access.js'
-import type { SiteOfHost } from '../site-of-host.js'
 import type { LogSink } from '../../observability/log-sink.js'
 
 export type PurgeLogger = Pick<LogSink, 'info' | 'warn' | 'error'>
@@ -38,11 +37,11 @@ export interface PurgeRouteOptions {
   /** A PURGE of one of the router's other endpoints: its answers start a new generation. */
   readonly purgeEndpoint?: (endpoint: string) => void
   /**
-   * The CMS's other Sites (SITES), whose pages are read-through: a PURGE whose Host names one, or
-   * that names a page the snapshot (the default Site's) does not hold, starts a new generation of
-   * their answers.
+   * The trees of the CMS's other Sites (SITES): a PURGE whose Host names one is resolved against
+   * its tree and refreshes it (Wagtail sends a page's URL with its Site's host); a page id the named
+   * tree does not hold is refreshed in the tree that does (its API URL, purged on the API's host).
    */
-  readonly sites?: { readonly of: SiteOfHost; readonly all: readonly string[]; purge(hostname: string): void }
+  readonly otherTrees?: { of(host: string | undefined): PurgeTree | undefined; readonly all: readonly PurgeTree[] }
   readonly access: PurgeAccess
   readonly logger: PurgeLogger
   /**
@@ -50,6 +49,12 @@ export interface PurgeRouteOptions {
    * request the refresh is logged and answered 500 on top of that).
    */
   readonly onPurge?: (result: 'accepted' | 'refused', target: PurgeTarget['kind']) => void
+}
+
+/** One Site's tree, as a PURGE reaches it. */
+export interface PurgeTree {
+  snapshot(): Snapshot | undefined
+  readonly requestRefresh: RequestRefresh
 }
 
 export const PURGE_METHOD = 'PURGE'
@@ -66,14 +71,20 @@ export function registerPurgeRoute(app: FastifyInstance, options: PurgeRouteOpti
   })
 }
 
+/** The tree that holds page `id`: the one the PURGE named, else any that does, else the one named (a new page). */
+function holderOf(id: number, named: PurgeTree, trees: readonly PurgeTree[]): PurgeTree {
+  if (named.snapshot()?.byId.has(id) ?? false) return named
+  return trees.find((tree) => tree.snapshot()?.byId.has(id) ?? false) ?? named
+}
+
 function handlePurge(request: FastifyRequest, reply: FastifyReply, options: PurgeRouteOptions): void {
   const url = request.raw.url ?? '/'
   const host = request.headers.host
   // The socket's own peer: X-Forwarded-For and friends are written by whoever sends the request.
   const remoteAddress = request.socket.remoteAddress
-  const snapshot = options.snapshot()
-  const site = options.sites?.of(host)
-  const target: PurgeTarget = site === undefined ? resolvePurgeTarget(snapshot, host, url, options.mount) : { kind: 'site', site }
+  const byDefault: PurgeTree = { snapshot: options.snapshot, requestRefresh: options.requestRefresh }
+  const tree = options.otherTrees?.of(host) ?? byDefault
+  const target = resolvePurgeTarget(tree.snapshot(), host, url, options.mount)
 
   if (!options.access.check(remoteAddress, request.headers['x-purge-token'])) {
     options.logger.warn({ remoteAddress, host, url, target: target.kind }, 'purge refused: source not allowed and no valid X-Purge-Token')
@@ -84,13 +95,11 @@ function handlePurge(request: FastifyRequest, reply: FastifyReply, options: Purg
 
   options.onPurge?.('accepted', target.kind)
   try {
-    if (target.kind === 'endpoint') options.purgeEndpoint?.(target.endpoint)
-    else if (target.kind === 'site') options.sites?.purge(target.site)
     // A known page is refreshed in place when only its content changed, and with a listing
-      // pass otherwise (the sync decides, `refresh-in-place.ts`); any other URL gets the pass.
-    else options.requestRefresh(target.kind === 'page' ? { ids: [target.id], reason: 'purge' } : { listing: true, reason: 'purge' })
-    // Another Site's page, purged by its API URL on the API's host: which Site is not said.
-    if (target.kind === 'page' && snapshot !== undefined && !snapshot.byId.has(target.id)) for (const other of options.sites?.all ?? []) options.sites?.purge(other)
+    // pass otherwise (the sync decides, `refresh-in-place.ts`); any other URL gets the pass.
+    if (target.kind === 'endpoint') options.purgeEndpoint?.(target.endpoint)
+    else if (target.kind === 'page') holderOf(target.id, tree, [byDefault, ...(options.otherTrees?.all ?? [])]).requestRefresh({ ids: [target.id], reason: 'purge' })
+    else tree.requestRefresh({ listing: true, reason: 'purge' })
   } catch (error) {
     // Wagtail only logs a failed purge; a 500 at least puts it in the CMS's log too.
     options.logger.error({ err: error, host, url, target: target.kind }, 'purge accepted but the refresh could not be requested')
