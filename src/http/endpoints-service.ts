@@ -30,14 +30,13 @@ export interface EndpointsServiceOptions extends ReadThroughAnswersOptions {
   /** Which of `Surrogate-Key` and `Cache-Tag` 200s carry (CACHE_TAG_HEADERS); none when empty. */
   readonly cacheTags: readonly CacheTagHeader[]
   /**
-   * The generation of an endpoint's answers: a PURGE of one
-   * of its URLs starts a new one, and answers of an older one are never read again
-   * (`endpoint-generations.ts`).
+   * The generation of an endpoint's answers: a PURGE of one of its URLs starts a new one, and
+   * answers of an older one are never read again (`endpoint-generations.ts`).
    */
-  readonly generationOf: (scope: string) => string
+  readonly generationOf: (endpoint: string) => string
   /** DRF's 406 in the CMS's language (the pages service knows it from the sync). */
   readonly notAcceptable: () => WagtailError
-  /** Whether the CMS answers this instance's syncs: then its 500 on a `site=` is the unknown Site's. */
+  /** Whether the CMS answers this instance's syncs: then its 500 is the input's fault (`cms-blame.ts`). */
   readonly cmsHealthy?: () => boolean
   readonly logger: { warn(details: object, message: string): void }
 }
@@ -88,7 +87,7 @@ function relativeOf(endpoint: string, target: ViewTarget, rawQuery: string | und
   }
 }
 
-/** What one forwarded scope's answers share: its generation's name, its purge keys. */
+/** What one endpoint's answers share: its generation's name, its purge keys. */
 interface Scope {
   readonly name: string
   readonly keys: readonly string[]
@@ -137,16 +136,16 @@ export function createEndpointsService(options: EndpointsServiceOptions): Endpoi
     return refused ? errorAnswer(refused) : readThrough(scope, view, relative(), request)
   }
 
-  const endpointScopes = new Map<string, Scope>()
-  const scopeOf = (scopes: Map<string, Scope>, name: string, make: () => Scope): Scope => {
-    let scope = scopes.get(name)
-    if (!scope) scopes.set(name, (scope = make()))
+  const scopes = new Map<string, Scope>()
+  const scopeOf = (endpoint: string): Scope => {
+    let scope = scopes.get(endpoint)
+    if (!scope) scopes.set(endpoint, (scope = { name: endpoint, keys: [ALL_PAGES_KEY, endpointKey(endpoint)] }))
     return scope
   }
 
   return {
     answer(endpoint, target, request, site) {
-      const scope = scopeOf(endpointScopes, endpoint, () => ({ name: endpoint, keys: [ALL_PAGES_KEY, endpointKey(endpoint)] }))
+      const scope = scopeOf(endpoint)
       const asSite = site === undefined ? '' : `//${site}/`
       return forwarded(scope, target.kind, () => `${asSite}${relativeOf(endpoint, target, request.rawQuery)}`, request)
     },
