@@ -28,6 +28,7 @@ function listQueryKey(query: ListQuery): string {
     f.id ?? null, f.title ?? null, f.slug ?? null, f.seoTitle ?? null, f.searchDescription ?? null, f.showInMenus ?? null,
     query.childOf ?? null, query.ancestorOf ?? null, query.descendantOf ?? null, query.locale ?? null,
     query.order === undefined ? null : `${query.order.descending ? '-' : ''}${query.order.field}`,
+    query.fields?.key ?? null,
     query.offset, query.limit,
   ])
 }
@@ -36,7 +37,7 @@ function render(snapshot: Snapshot, query: ListQuery): Buffer {
   const matching = selectPages(snapshot, query)
   const { offset, limit } = query
   const items = offset >= matching.length ? [] : matching.slice(offset, offset + limit)
-  return renderList(matching.length, items, query.specific)
+  return renderList(matching.length, items, query.specific, query.fields)
 }
 
 /** @param maxBytes the cache's budget, keys counted. */

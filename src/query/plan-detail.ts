@@ -18,7 +18,7 @@ import {
 } from './plan-steps.js'
 import { DATABASE_INT_MAX, notAcceptableIn, wagtailErrors } from './wagtail-messages.js'
 import { parseFieldsParameter } from './fields-parameter.js'
-import { detailFields } from './detail-fields.js'
+import { chooseFields, membersOf, storedFields } from './field-selection.js'
 import { parseJsonSpans } from '../json/json-spans.js'
 import { bytesOf } from '../tree/detail-body.js'
 
@@ -118,11 +118,11 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   if (!parsed.ok) return { kind: 'error', error: wagtailErrors.fieldsError(parsed.message) }
   const detail = parseJsonSpans(bytesOf(page.detail).toString('utf8'))
   if (detail.kind !== 'object') return forward('fields of a detail that is no object')
-  const chosen = detailFields(parsed.fields, detail)
+  const chosen = chooseFields(parsed.fields, storedFields(detail), 'detail')
   switch (chosen.kind) {
     case 'error': return { kind: 'error', error: chosen.error }
     case 'forward': return forward(chosen.reason)
-    case 'all': return index
-    case 'select': return { ...index, members: chosen.members }
+    case 'default': return index
+    case 'select': return { ...index, members: membersOf(chosen) }
   }
 }

@@ -8,9 +8,14 @@ import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { baseQueryset, FILTER_FIELDS, fieldFilters, orderStep, pagination, translationLocaleSearch, treeFilters } from './plan-steps.js'
+import { baseQueryset, FILTER_FIELDS, fieldFilters, orderStep, pagination, translationLocaleSearch, treeFilters, type Step, type TypeChoice } from './plan-steps.js'
 import { orderIsTotal, selectPages } from '../tree/select-pages.js'
-import type { ListQuery } from '../tree/page-selection.js'
+import type { ListFields, ListQuery } from '../tree/page-selection.js'
+import type { PageRecord } from '../tree/snapshot.js'
+import { bytesOf } from '../tree/detail-body.js'
+import { parseJsonSpans } from '../json/json-spans.js'
+import { parseFieldsParameter } from './fields-parameter.js'
+import { chooseFields, listingStoredFields, storedFields } from './field-selection.js'
 import { wagtailErrors, notAcceptableIn } from './wagtail-messages.js'
 
 /** BaseAPIViewSet + PagesAPIViewSet `known_query_parameters` (docs/wagtail-compatibility.md#listing-parameters; identical 4.1 → 7.x). */
@@ -30,6 +35,31 @@ function byCodePoint(a: string, b: string): number {
   const cb = Array.from(b, (c) => c.codePointAt(0)!)
   for (let i = 0; i < Math.min(ca.length, cb.length); i++) if (ca[i] !== cb[i]) return ca[i]! - cb[i]!
   return ca.length - cb.length
+}
+
+/** A page of the listing's type (any page for a listing of every type), whose stored detail says what fields the type has. */
+function pageOfType(snapshot: Snapshot, types: ReadonlySet<string> | null): PageRecord | undefined {
+  if (types === null) return snapshot.byId.get(snapshot.rootId)
+  for (const page of snapshot.pages) if (types.has(page.type)) return page
+  return undefined
+}
+
+/** `?fields=` on a listing, from the stored details (`field-selection.ts`); nothing for the defaults. */
+function listingFields(params: QueryParams, snapshot: Snapshot, typed: TypeChoice): Step<{ fields?: ListFields }> {
+  const wanted = params.get('fields')
+  if (wanted === undefined || wanted === '') return { value: {} }
+  const parsed = parseFieldsParameter(wanted)
+  if (!parsed.ok) return { error: wagtailErrors.fieldsError(parsed.message) }
+  const page = pageOfType(snapshot, typed.singleModel ? typed.types : null)
+  const detail = page === undefined ? undefined : parseJsonSpans(bytesOf(page.detail).toString('utf8'))
+  if (detail?.kind !== 'object') return { forward: 'fields of a type the snapshot holds no detail of' }
+  const chosen = chooseFields(parsed.fields, listingStoredFields(storedFields(detail), typed.singleModel), 'listing')
+  switch (chosen.kind) {
+    case 'error': return { error: chosen.error }
+    case 'forward': return { forward: chosen.reason }
+    case 'default': return { value: {} }
+    case 'select': return { value: { fields: { key: wanted, body: chosen.body, meta: chosen.meta, ...(chosen.aliasOf ? { aliasOf: chosen.aliasOf } : {}) } } }
+  }
 }
 
 /** @param known what the CMS said does not exist under this snapshot (`type` names). */
@@ -69,9 +99,11 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
   if ('error' in page) return { kind: 'error', error: page.error }
   if ('forward' in page) return forward(page.forward)
 
-  // `fields=` (empty) means the default fields; anything else is the serializer's business.
-  if (params.has('fields') && params.get('fields') !== '') return forward('fields is answered by the CMS')
   if (fields.value.needsCms) return forward('filter answered by the CMS')
+  // The serializer reads `fields` last (`fields=`, empty, means the defaults).
+  const shown = listingFields(params, snapshot, typed.value)
+  if ('error' in shown) return { kind: 'error', error: shown.error }
+  if ('forward' in shown) return forward(shown.forward)
 
   const query: ListQuery = {
     types: typed.value.types,
@@ -81,6 +113,7 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
     ...locale.value,
     ...ordered.value,
     ...page.value,
+    ...shown.value,
   }
   // Equal keys (or none) are put in order by the database: only the CMS knows its choice.
   if (query.order !== undefined && !orderIsTotal(selectPages(snapshot, { ...query, order: undefined }), query.order)) {

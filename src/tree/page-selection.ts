@@ -4,6 +4,7 @@
  * of the two layers (docs/architecture.md#layers-and-folders).
  * @module
  */
+import type { MemberSelection } from '../json/select-members.js'
 
 /** Equality filters on the generic page fields (Wagtail's FieldsFilter, docs/wagtail-compatibility.md#field-filters). */
 export interface PageFilters {
@@ -37,7 +38,20 @@ export interface PageOrder {
   readonly descending: boolean
 }
 
+/** `?fields=` on a listing, shown from each page's stored detail (`query/field-selection.ts`). */
+export interface ListFields {
+  /** What the selection is, for the rendered-list cache. */
+  readonly key: string
+  /** The stored detail's body and meta members to show, in order; `html_url` from the page's listing item. */
+  readonly body: readonly string[]
+  readonly meta: readonly string[]
+  /** The nested page's members of `alias_of`, when sub-fields choose them. */
+  readonly aliasOf?: MemberSelection
+}
+
 export interface ListQuery extends PageSelection {
+  /** Unset: each page's stored listing item, as it is. */
+  readonly fields?: ListFields
   /** Unset: tree order, the CMS's default. */
   readonly order?: PageOrder
   /** Exactly one concrete model was asked for: Wagtail serialises the specific pages. */

@@ -64,3 +64,47 @@ describe('fields on a detail, any spelling (fast-check against the fake CMS)', (
     }), { numRuns: 150 })
   })
 })
+
+describe('fields on a listing, from the snapshot', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startShield({ origin: { pages: probeTree(), limitMax: 20 } })
+  })
+  afterAll(async () => h.close())
+
+  it.each([
+    '_', 'title', '-title', '_,title', '_,id', '-id', 'title,slug', '-detail_url,-html_url', 'show_in_menus,seo_title,search_description',
+    'alias_of', 'alias_of(title)', '_,alias_of(_,id)', 'html_url', '_,html_url,id', 'nope', 'parent', 'x y', 'title,', 'date',
+  ])('answers fields=%s on listings, typed or not, like the CMS, with no CMS request', async (fields) => {
+    for (const query of ['', '&type=home.BlogPage', '&child_of=3', '&type=home.BlogPage&limit=1&offset=1', '&limit=abc']) {
+      const url = `/api/v1/cms/pages/?fields=${encodeURIComponent(fields)}${query}`
+      expect((await expectSameAsCms(h, url)).cmsHits, url).toBe(0)
+    }
+  })
+
+  it.each(['*', 'locale', 'alias_of(slug)', 'title(x)', '*,-locale,-title'])('asks the CMS for fields=%s on a listing, which the stored details cannot show', async (fields) => {
+    const url = `/api/v1/cms/pages/?type=home.BlogPage&fields=${encodeURIComponent(fields)}`
+    expect((await expectSameAsCms(h, url)).cmsHits, url).toBeLessThanOrEqual(1)
+  })
+})
+
+describe('fields on a listing, any spelling (fast-check against the fake CMS)', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startShield({ origin: { pages: generateSite({ pages: 30, seed: 9 }) } })
+  })
+  afterAll(async () => h.close())
+
+  it('answers exactly as the CMS does, asking it at most once per query', async () => {
+    const types = [...new Set(h.origin.pages().map((page) => page.type))]
+    const names = ['id', 'title', 'slug', 'type', 'detail_url', 'html_url', 'seo_title', 'show_in_menus', 'search_description',
+      'first_published_at', 'alias_of', 'parent', 'locale', 'nope', ...new Set(h.origin.pages().flatMap((page) => Object.keys(page.extra ?? {})))]
+    const field = fc.tuple(fc.boolean(), fc.constantFrom(...names)).map(([negated, name]) => `${negated ? '-' : ''}${name}`)
+    const fields = fc.tuple(fc.constantFrom('', '*,', '_,'), fc.array(field, { maxLength: 4 })).map(([head, rest]) => `${head}${rest.join(',')}`.replace(/,$/, ''))
+    const typed = fc.option(fc.constantFrom(...types), { nil: undefined })
+    await fc.assert(fc.asyncProperty(fields, typed, fc.integer({ min: 1, max: 5 }), async (spelled, type, limit) => {
+      const url = `/api/v1/cms/pages/?fields=${encodeURIComponent(spelled)}&limit=${limit}${type === undefined ? '' : `&type=${type}`}`
+      expect((await expectSameAsCms(h, url)).cmsHits, url).toBeLessThanOrEqual(1)
+    }), { numRuns: 150 })
+  })
+})

@@ -1,0 +1,139 @@
+/**
+ * `?fields=` decided from a stored detail (docs/wagtail-compatibility.md#detail-fields). A page
+ * type's detail holds every one of its fields (`locale` only with i18n), in the serializer's order,
+ * so what a selection shows is some of the stored members: on the detail itself, or in a listing's
+ * items (which start from the listing's defaults and never show `parent`). What the stored detail
+ * cannot show goes to the CMS: `locale` where it is not stored, sub-fields beyond a nested page's
+ * defaults, sub-fields of any other field (a relation or an error only the model knows). Pure.
+ * @module
+ */
+import type { ObjectNode } from '../json/json-spans.js'
+import type { MemberSelection } from '../json/select-members.js'
+import type { FieldSpec } from './fields-parameter.js'
+import { wagtailErrors, type WagtailError } from './wagtail-messages.js'
+
+/** A page type's fields as its stored detail has them, in order. */
+export interface StoredFields {
+  readonly body: readonly string[]
+  readonly meta: readonly string[]
+}
+
+export type ChosenFields =
+  /** The view's defaults: the stored detail, or the stored listing items, as they are. */
+  | { readonly kind: 'default' }
+  /** Names of the stored body and meta members to show, in order; `alias_of`'s own when it has sub-fields. */
+  | { readonly kind: 'select'; readonly body: readonly string[]; readonly meta: readonly string[]; readonly aliasOf?: MemberSelection }
+  | { readonly kind: 'error'; readonly error: WagtailError }
+  | { readonly kind: 'forward'; readonly reason: string }
+
+/** A nested page's default fields (`nested_default_fields`), and so all the stored nested object holds. */
+const NESTED_DEFAULTS: ReadonlySet<string> = new Set(['id', 'type', 'detail_url', 'title', 'html_url'])
+const NESTED_META: ReadonlySet<string> = new Set(['type', 'detail_url', 'html_url'])
+/** A listing item's default fields (`listing_default_fields`; `locale` too with i18n). */
+const LISTING_DEFAULTS: readonly string[] = ['id', 'type', 'detail_url', 'title', 'html_url', 'slug', 'first_published_at']
+/** Only on a detail (`detail_only_fields`). */
+const DETAIL_ONLY = 'parent'
+/** The page's field that is a relation to another page, nested with its own fields. */
+const PAGE_RELATION = 'alias_of'
+
+const DEFAULT: ChosenFields = Object.freeze({ kind: 'default' })
+
+/** Python's `sorted()` on str: by code point. */
+function byCodePoint(a: string, b: string): number {
+  const [x, y] = [Array.from(a, (c) => c.codePointAt(0)!), Array.from(b, (c) => c.codePointAt(0)!)]
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!
+  return x.length - y.length
+}
+
+/** The names a configuration selects, starting from `defaults` (`*`: all, `_`: none), and every name it mentions. */
+function applyConfig(config: readonly FieldSpec[], defaults: Iterable<string>, all: readonly string[]): { selected: Set<string>; mentioned: Set<string>; sub: Map<string, readonly FieldSpec[]> } {
+  const head = config[0]?.name
+  const selected = new Set(head === '*' ? all : head === '_' ? [] : defaults)
+  const mentioned = new Set<string>()
+  const sub = new Map<string, readonly FieldSpec[]>()
+  for (const spec of head === '*' || head === '_' ? config.slice(1) : config) {
+    if (spec.negated) selected.delete(spec.name)
+    else {
+      selected.add(spec.name)
+      if (spec.sub !== null && spec.sub.length > 0) sub.set(spec.name, spec.sub)
+    }
+    mentioned.add(spec.name)
+  }
+  return { selected, mentioned, sub }
+}
+
+/** A nested page's selection over the stored nested object; `undefined`: only the CMS can show it. */
+function nestedSelection(config: readonly FieldSpec[]): MemberSelection | undefined {
+  if (config[0]?.name === '*') return undefined
+  const { selected, mentioned } = applyConfig(config, NESTED_DEFAULTS, [...NESTED_DEFAULTS])
+  if ([...mentioned, ...selected].some((name) => !NESTED_DEFAULTS.has(name))) return undefined
+  const meta = new Map<string, true>([...selected].filter((name) => NESTED_META.has(name)).map((name) => [name, true]))
+  const members = new Map<string, true | MemberSelection>([...selected].filter((name) => !NESTED_META.has(name)).map((name) => [name, true]))
+  if (meta.size > 0) members.set('meta', meta)
+  return members
+}
+
+/** The fields a stored detail holds. */
+export function storedFields(detail: ObjectNode): StoredFields {
+  const metaNode = detail.entries.find((entry) => entry.key === 'meta')?.value
+  return {
+    body: detail.entries.filter((entry) => entry.key !== 'meta').map((entry) => entry.key),
+    meta: metaNode?.kind === 'object' ? metaNode.entries.map((entry) => entry.key) : [],
+  }
+}
+
+/**
+ * @param config the parsed `fields` parameter.
+ * @param stored the fields the page type's stored detail holds (for a listing of every type, the
+ *   generic ones every page has).
+ */
+export function chooseFields(config: readonly FieldSpec[], stored: StoredFields, view: 'detail' | 'listing'): ChosenFields {
+  const inView = (name: string) => view === 'detail' || name !== DETAIL_ONLY
+  const body = stored.body.filter(inView)
+  const meta = stored.meta.filter(inView)
+  const held = new Set([...body, ...meta])
+  // Every page type has `locale`; the stored detail carries it only with i18n.
+  const all = held.has('locale') ? [...body, ...meta] : [...body, ...meta, 'locale']
+  const defaults = view === 'detail' ? held : LISTING_DEFAULTS.filter((name) => held.has(name)).concat(held.has('locale') ? ['locale'] : [])
+  const { selected, mentioned, sub } = applyConfig(config, defaults, all)
+
+  const unknown = [...mentioned].filter((name) => !all.includes(name)).sort(byCodePoint)
+  if (unknown.length > 0) return { kind: 'error', error: wagtailErrors.unknownFields(unknown) }
+  if (!held.has('locale') && selected.has('locale')) return { kind: 'forward', reason: 'locale is not in the stored detail' }
+  for (const name of sub.keys()) if (name !== PAGE_RELATION || !selected.has(name)) return { kind: 'forward', reason: `sub-fields of ${name}` }
+  const aliasOf = sub.has(PAGE_RELATION) ? nestedSelection(sub.get(PAGE_RELATION)!) : undefined
+  if (sub.has(PAGE_RELATION) && aliasOf === undefined) return { kind: 'forward', reason: `sub-fields of ${PAGE_RELATION} the stored detail does not hold` }
+  const sameAsDefaults = selected.size === new Set(defaults).size && [...defaults].every((name) => selected.has(name))
+  if (aliasOf === undefined && sameAsDefaults) return DEFAULT
+  return {
+    kind: 'select',
+    body: body.filter((name) => selected.has(name)),
+    meta: meta.filter((name) => selected.has(name)),
+    ...(aliasOf === undefined ? {} : { aliasOf }),
+  }
+}
+
+/** A detail's members for a selection (`select-members.ts`); `html_url`'s value from `htmlUrl` when given. */
+export function membersOf(chosen: Pick<Extract<ChosenFields, { kind: 'select' }>, 'body' | 'meta' | 'aliasOf'>, htmlUrl?: string): MemberSelection {
+  const members = new Map<string, true | { readonly raw: string } | MemberSelection>(chosen.body.map((name) => [name, true]))
+  const meta = new Map<string, true | { readonly raw: string } | MemberSelection>(chosen.meta.map((name) => [
+    name,
+    name === PAGE_RELATION && chosen.aliasOf ? chosen.aliasOf : name === 'html_url' && htmlUrl !== undefined ? { raw: htmlUrl } : true,
+  ]))
+  // An empty meta is left out altogether, as the serializer does.
+  if (meta.size > 0) members.set('meta', meta)
+  return members
+}
+
+/** The fields every page type has, in the serializer's order: what a listing of several types (or of all) may show. */
+const GENERIC_BODY: readonly string[] = ['id', 'title']
+const GENERIC_META: readonly string[] = ['type', 'detail_url', 'html_url', 'slug', 'show_in_menus', 'seo_title', 'search_description', 'first_published_at', 'alias_of', 'parent', 'locale']
+
+/**
+ * The fields a listing's items may show: a page type's own for a listing of that type, else the
+ * generic ones the CMS's Page model has (as a stored detail shows them: an 8.0 model may lack some).
+ */
+export function listingStoredFields(typeDetail: StoredFields, singleModel: boolean): StoredFields {
+  if (singleModel) return typeDetail
+  return { body: GENERIC_BODY.filter((name) => typeDetail.body.includes(name)), meta: GENERIC_META.filter((name) => typeDetail.meta.includes(name)) }
+}
