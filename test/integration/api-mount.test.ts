@@ -6,7 +6,7 @@
  * PURGE of their URLs.
  */
 import { afterEach, describe, expect, it } from 'vitest'
-import type { FakeMedia } from '../fake-wagtail/index.js'
+import { SAMPLE_MEDIA as MEDIA } from '../fake-wagtail/sample-layouts.js'
 import { BASE_URL, startShield, type Harness } from '../helpers/start-shield.js'
 import { expectSameAsCms } from './compare.js'
 
@@ -16,17 +16,6 @@ afterEach(async () => {
   h = undefined
 })
 
-const MEDIA: FakeMedia = {
-  images: [
-    { id: 1, title: 'Harbour at dawn', file: 'original_images/harbour.png', tags: ['sea'], width: 640, height: 480 },
-    { id: 2, title: 'Alps', file: 'original_images/alps.jpg', width: 1024, height: 768 },
-    { id: 5, title: 'Lighthouse', file: 'original_images/lighthouse.png', tags: ['sea', 'night'], width: 300, height: 900 },
-  ],
-  documents: [
-    { id: 1, title: 'Annual report', file: 'documents/report.pdf', tags: ['finance'] },
-    { id: 3, title: 'Price list', file: 'documents/prices.pdf' },
-  ],
-}
 
 const V2 = { API_PATH: '/api/v2/', API_ENDPOINTS: 'images,documents' }
 

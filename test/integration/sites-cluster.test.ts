@@ -3,9 +3,10 @@
  * lease per Site) and loaded by the others, so the CMS sees one listing walk per Site whatever the
  * number of instances; a PURGE of another Site's page on any instance shows on every one.
  */
+import { PARTNER_HOST as PARTNER, PARTNER_OFFSET as OFFSET, partnerPages } from '../fake-wagtail/sample-layouts.js'
 import { randomUUID } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
-import { generateSite, startFakeWagtail, type FakePage, type FakeWagtail } from '../fake-wagtail/index.js'
+import { generateSite, startFakeWagtail, type FakeWagtail } from '../fake-wagtail/index.js'
 import { sharedRedisUrl } from '../helpers/redis-server.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
@@ -14,13 +15,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
 })
 
-const PARTNER = 'partner.localhost'
-const OFFSET = 10_000
 
-function partnerPages(): FakePage[] {
-  const shift = (id: number | null | undefined) => (id === null || id === undefined ? id : id + OFFSET)
-  return generateSite({ pages: 15, seed: 7 }).map((page) => ({ ...page, id: page.id + OFFSET, parentId: shift(page.parentId) as number | null, ...(page.aliasOf == null ? {} : { aliasOf: shift(page.aliasOf) as number }) }))
-}
 
 async function eventually(check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
   const started = Date.now()

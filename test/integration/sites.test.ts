@@ -4,9 +4,9 @@
  * and answers each Host from its Site's tree; `detail_url` stays on BASE_URL whatever the Host. A
  * PURGE with another Site's Host refreshes that Site's tree only.
  */
+import { PARTNER_HOST as PARTNER, PARTNER_OFFSET as OFFSET, partnerPages } from '../fake-wagtail/sample-layouts.js'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import { generateSite, type FakePage } from '../fake-wagtail/index.js'
 import { BASE_URL, startShield, type Harness } from '../helpers/start-shield.js'
 
 let h: Harness | undefined
@@ -15,14 +15,8 @@ afterEach(async () => {
   h = undefined
 })
 
-const PARTNER = 'partner.localhost'
-const OFFSET = 10_000
 
 /** A second Site's tree: a generated site with ids apart from the default Site's. */
-function partnerPages(): FakePage[] {
-  const shift = (id: number | null | undefined) => (id === null || id === undefined ? id : id + OFFSET)
-  return generateSite({ pages: 15, seed: 7 }).map((page) => ({ ...page, id: page.id + OFFSET, parentId: shift(page.parentId) as number | null, ...(page.aliasOf == null ? {} : { aliasOf: shift(page.aliasOf) as number }) }))
-}
 
 function start(env: Record<string, string> = {}, autoSync = false): Promise<Harness> {
   return startShield({

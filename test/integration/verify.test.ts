@@ -3,12 +3,12 @@
  * it, listening on 127.0.0.1. Every answer must be identical (or differ only as README documents);
  * and a "shield" that changes one key order or one header must be caught, so this test can fail.
  */
+import { PARTNER_HOST as PARTNER, PARTNER_OFFSET as OFFSET, SAMPLE_MEDIA as MEDIA, partnerPages } from '../fake-wagtail/sample-layouts.js'
 import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { formatReport, passed } from '../../scripts/verify/report.js'
 import { runVerify, type VerifyRun } from '../../scripts/verify/run-verify.js'
-import { generateSite, type FakeMedia, type FakePage } from '../fake-wagtail/index.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
 /** Fixed, so a run is reproducible; VERIFY_SEED and VERIFY_REQUESTS explore others. */
@@ -143,26 +143,9 @@ describe('npm run verify catches a shield that differs', () => {
   })
 })
 
-const MEDIA: FakeMedia = {
-  images: [
-    { id: 1, title: 'Harbour at dawn', file: 'original_images/harbour.png', tags: ['sea'], width: 640, height: 480 },
-    { id: 2, title: 'Alps', file: 'original_images/alps.jpg', width: 1024, height: 768 },
-    { id: 5, title: 'Lighthouse', file: 'original_images/lighthouse.png', tags: ['sea', 'night'], width: 300, height: 900 },
-  ],
-  documents: [
-    { id: 1, title: 'Annual report', file: 'documents/report.pdf', tags: ['finance'] },
-    { id: 3, title: 'Price list', file: 'documents/prices.pdf' },
-  ],
-}
 
-const PARTNER = 'partner.localhost'
-const OFFSET = 10_000
 
 /** A second Site's tree, ids apart from the default Site's. */
-function partnerPages(): FakePage[] {
-  const shift = (id: number | null | undefined) => (id === null || id === undefined ? id : id + OFFSET)
-  return generateSite({ pages: 15, seed: 7 }).map((page) => ({ ...page, id: page.id + OFFSET, parentId: shift(page.parentId) as number | null, ...(page.aliasOf == null ? {} : { aliasOf: shift(page.aliasOf) as number }) }))
-}
 
 /** A shield at /api/v2/ with images and documents, in front of a fake with a second Site; SITES as given. */
 async function startV2(env: Record<string, string> = {}): Promise<{ h: Harness; url: string }> {
