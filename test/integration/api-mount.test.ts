@@ -106,10 +106,16 @@ describe('the router\'s other endpoints (API_ENDPOINTS)', () => {
 
   it('spend the client\'s share of the CMS budget on misses, and answer 429 past it', async () => {
     h = await startV2({ READ_THROUGH_CLIENT_RATE: '1', READ_THROUGH_CLIENT_BURST: '2', READ_THROUGH_QUEUE_TIMEOUT: '0s', READ_THROUGH_ADAPTIVE: 'false' })
-    const statuses = []
-    for (const id of [1, 2, 5, 6]) statuses.push((await h.get(`/api/v2/images/${id}/`)).status)
-    expect(statuses).toEqual([200, 200, 429, 429])
-    expect((await h.get('/api/v2/images/1/')).status).toBe(200) // stored: no share spent
+    h.origin.resetHits()
+    const answers = []
+    for (const id of [1, 2, 5, 6]) answers.push(await h.get(`/api/v2/images/${id}/`))
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 429, 429])
+    expect(JSON.parse(answers[2]!.body)).toEqual({ message: 'too many requests that only the CMS can answer; slow down' })
+    expect(answers[2]!.headers['retry-after']).toBe('1')
+    expect(h.origin.hits.endpoint).toBe(2) // the refused misses never reached the CMS
+    const stored = await h.get('/api/v2/images/1/') // stored: no share spent
+    expect({ status: stored.status, body: stored.body }).toEqual({ status: 200, body: answers[0]!.body })
+    expect(h.origin.hits.endpoint).toBe(2)
   })
 
   it('serve a stored answer while the CMS fails, within CACHE_STALE_IF_ERROR', async () => {
