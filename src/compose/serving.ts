@@ -64,6 +64,7 @@ export async function composeServing(app: FastifyInstance, options: ServingOptio
     // Only a CDN that is purged may keep answers longer than browsers (docs/cdn-purging.md#caching-headers).
     ...(purged.length > 0 ? { cdnMaxAgeMs: config.cdnMaxAgeMs } : {}),
     surrogateControl: purged.includes('fastly'),
+    negativeMaxAgeMs: config.cacheNegativeTtlMs,
   }
   // Reads its Site's snapshot on every request: a swap is seen by the next one.
   const pagesOf = (tree: SyncService, site?: string) => createPagesService({

@@ -318,7 +318,7 @@ export const schema = {
   },
   cacheNegativeTtlMs: {
     name: 'CACHE_NEGATIVE_TTL', kind: 'duration', default: '10s', min: 0,
-    doc: "Freshness of the CMS's 400 and 404 answers to read-through queries.",
+    doc: "Freshness of the CMS's 400 and 404 answers to read-through queries, and the max-age of every 404 for an absent id or path (a CDN keeps it until the page's creation purges it).",
   },
   cacheStaleWhileRevalidateMs: {
     name: 'CACHE_STALE_WHILE_REVALIDATE', kind: 'duration', default: '60s', min: 0,

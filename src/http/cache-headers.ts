@@ -18,6 +18,11 @@ export interface ClientCachePolicy {
   readonly cdnMaxAgeMs?: number
   /** Fastly configured: the same lifetime in `Surrogate-Control`, which Fastly obeys and strips. */
   readonly surrogateControl?: boolean
+  /**
+   * How long anyone may keep a 404 for an absent id or path (CACHE_NEGATIVE_TTL); unset, 404s say
+   * nothing and caches in front keep them as their own rules say.
+   */
+  readonly negativeMaxAgeMs?: number
 }
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
@@ -39,6 +44,15 @@ export function cachingHeaders(policy: ClientCachePolicy): Readonly<Record<strin
     headers['surrogate-control'] = `max-age=${seconds(policy.cdnMaxAgeMs)}`
   }
   return Object.freeze(headers)
+}
+
+/**
+ * The caching headers of a 404 for what does not exist: `Cache-Control` with the negative TTL (a
+ * CDN keeps it too, and the creation's purge drops it); none when no negative TTL is set.
+ */
+export function negativeCachingHeaders(policy: ClientCachePolicy): Readonly<Record<string, string>> {
+  if (policy.negativeMaxAgeMs === undefined) return Object.freeze({})
+  return Object.freeze({ 'cache-control': `public, max-age=${seconds(policy.negativeMaxAgeMs)}` })
 }
 
 /** RFC 9211 values: what a cache in front of the CMS can say about one answer. */

@@ -6,11 +6,10 @@
  * @module
  */
 import type { CacheTagHeader } from '../config/schema.js'
-import type { Scope } from '../tree/list-scope.js'
-import type { Snapshot } from '../tree/snapshot.js'
-import { responseKeys } from '../tree/surrogate-keys.js'
-import { API_HEADERS, type HttpAnswer } from './answers.js'
-import { cacheStatus, cachingHeaders, type ClientCachePolicy } from './cache-headers.js'
+import type { WagtailError } from '../query/wagtail-messages.js'
+import { READ_THROUGH_KEYS } from '../tree/answer-keys.js'
+import { API_HEADERS, errorAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
+import { cacheStatus, cachingHeaders, negativeCachingHeaders, type ClientCachePolicy } from './cache-headers.js'
 import { chosenTagHeaders } from './purge-tags.js'
 import { etagOf } from './validators.js'
 
@@ -24,36 +23,50 @@ export interface IndexAnswersOptions {
 
 export interface IndexAnswers {
   /**
-   * The answer for an index body. A body is only ever reused for the same scope's unchanged
-   * pages, so the tags computed with its first snapshot stay right. An answer of one page's scope
-   * says which page (`HttpAnswer.page`), so that it can outlive a patch that left that page alone.
+   * The answer for an index body, whose keys (`tree/answer-keys.ts`) `keys` gives. A body is only
+   * ever reused for the same inputs, so the keys computed with its first snapshot stay right. An
+   * answer of one page's detail says which page (`HttpAnswer.page`), so that it can outlive a
+   * patch that left that page alone.
    */
-  answer(body: Buffer, snapshot: Snapshot, scope: Scope): HttpAnswer
-  /** The purge-key headers of a 200 whose answer depends on `scope` (read-through ones too). */
-  tags(snapshot: Snapshot, scope: Scope): Record<string, string> | undefined
+  answer(body: Buffer, keys: () => readonly string[], page?: number): HttpAnswer
+  /** A 404 for an id or path that names nothing: kept for the negative TTL, with the keys its creation purges. */
+  absent(error: WagtailError, keys: readonly string[]): HttpAnswer
+  /** `find/`'s redirect, cacheable like a 200, with the keys of the page it found. */
+  redirect(location: string, keys: readonly string[]): HttpAnswer
+  /** The purge-key headers of a read-through 200 or 404 (`cms-read`: purged by any change). */
+  readThroughTags(): Record<string, string> | undefined
 }
 
 export function createIndexAnswers(options: IndexAnswersOptions): IndexAnswers {
   const caching = cachingHeaders(options.clientCache)
+  const negative = negativeCachingHeaders(options.clientCache)
   const status = options.cacheStatus === false ? undefined : { 'cache-status': cacheStatus.index }
   const built = new WeakMap<Buffer, HttpAnswer>()
-  const tags = (snapshot: Snapshot, scope: Scope): Record<string, string> | undefined =>
-    chosenTagHeaders(options.cacheTags, () => responseKeys(snapshot, scope))
+  const tagsOf = (keys: () => readonly string[]) => chosenTagHeaders(options.cacheTags, keys)
+  const readThroughTags = tagsOf(() => READ_THROUGH_KEYS)
   return {
-    tags,
-    answer(body, snapshot, scope) {
+    readThroughTags: () => readThroughTags,
+    answer(body, keys, page) {
       let answer = built.get(body)
       if (!answer) {
         answer = {
           status: 200,
-          headers: { ...API_HEADERS, etag: etagOf(body), ...caching, ...status, ...tags(snapshot, scope) },
+          headers: { ...API_HEADERS, etag: etagOf(body), ...caching, ...status, ...tagsOf(keys) },
           body,
           cache: 'snapshot',
-          ...(scope.kind === 'page' ? { page: scope.id } : {}),
+          ...(page === undefined ? {} : { page }),
         }
         built.set(body, answer)
       }
       return answer
+    },
+    absent(error, keys) {
+      const plain = errorAnswer(error)
+      return { ...plain, headers: { ...plain.headers, ...negative, ...status, ...tagsOf(() => keys) } }
+    },
+    redirect(location, keys) {
+      const plain = redirectAnswer(location)
+      return { ...plain, headers: { ...plain.headers, ...caching, ...status, ...tagsOf(() => keys) } }
     },
   }
 }

@@ -10,13 +10,21 @@ import { LRUCache } from 'lru-cache'
 import { createSupersededKeys } from '../cache/superseded-keys.js'
 import { scopeDigest, type Scope } from '../tree/list-scope.js'
 import type { ListQuery } from '../tree/page-selection.js'
+import { listKeys } from '../tree/answer-keys.js'
 import { selectPages } from '../tree/select-pages.js'
+import { headerLength } from '../tree/surrogate-keys.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { renderList } from './render-list.js'
 
+/** A rendered list and the surrogate keys of what it shows (`tree/answer-keys.ts`). */
+export interface ListBody {
+  readonly body: Buffer
+  readonly keys: readonly string[]
+}
+
 export interface ListBodies {
-  /** The body of `query`'s list under `snapshot`, whose pages `scope` covers: rendered, or as cached. */
-  bodyOf(snapshot: Snapshot, query: ListQuery, scope: Scope): Buffer
+  /** The body of `query`'s list under `snapshot`, whose pages `scope` covers, with its keys: rendered, or as cached. */
+  bodyOf(snapshot: Snapshot, query: ListQuery, scope: Scope): ListBody
 }
 
 /** What selects and renders a list, bar its pages: with its scope's digest, the cache key. */
@@ -33,16 +41,20 @@ function listQueryKey(query: ListQuery): string {
   ])
 }
 
-function render(snapshot: Snapshot, query: ListQuery): Buffer {
+function render(snapshot: Snapshot, query: ListQuery): ListBody {
   const matching = selectPages(snapshot, query)
   const { offset, limit } = query
   const items = offset >= matching.length ? [] : matching.slice(offset, offset + limit)
-  return renderList(matching.length, items, query.specific, query.fields)
+  // Keys are worked out with the body, once: the hit path reads both from the cache.
+  return { body: renderList(matching.length, items, query.specific, query.fields), keys: listKeys(snapshot, query, items) }
 }
 
 /** @param maxBytes the cache's budget, keys counted. */
 export function createListBodies(maxBytes: number): ListBodies {
-  const rendered = new LRUCache<string, Buffer>({ maxSize: maxBytes, sizeCalculation: (body, key) => body.length + key.length })
+  const rendered = new LRUCache<string, ListBody>({
+    maxSize: maxBytes,
+    sizeCalculation: (entry, key) => entry.body.length + headerLength(entry.keys) + key.length,
+  })
   const digests = createSupersededKeys()
   return {
     bodyOf(snapshot, query, scope) {

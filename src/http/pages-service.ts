@@ -110,7 +110,7 @@ export function createPagesService(options: PagesServiceOptions): PagesService {
     readThrough: options.readThrough,
     answers: createReadThroughAnswers(options),
     plans,
-    tags: indexAnswers.tags,
+    tags: indexAnswers.readThroughTags,
     logger: options.logger,
     cmsHealthy: options.cmsHealthy,
   }

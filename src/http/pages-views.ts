@@ -17,8 +17,9 @@ import { wagtailErrors } from '../query/wagtail-messages.js'
 import { bytesOf, selectedDetail } from '../tree/detail-body.js'
 import { scopeOfParams, scopeOfSelection, treeScope, type Scope } from '../tree/list-scope.js'
 import { matchesSelection } from '../tree/select-pages.js'
-import type { Snapshot } from '../tree/snapshot.js'
-import { errorAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
+import type { PageRecord, Snapshot } from '../tree/snapshot.js'
+import { ABSENT_FIND_KEYS, absentDetailKeys, detailKeys, findKeys } from '../tree/answer-keys.js'
+import { errorAnswer, type HttpAnswer } from './answers.js'
 import type { ForwardingView } from './forward-plans.js'
 import type { IndexAnswers } from './index-answers.js'
 import type { ListBodies } from './list-bodies.js'
@@ -51,7 +52,8 @@ export function listView(options: PagesViewsOptions): View<ListPlan> {
     forward: (_pathId, params, snapshot) => ({ relative: forwardedQuery(params), scope: scopeOfParams(snapshot, (key) => params.get(key)) }),
     index(plan, snapshot) {
       const scope = scopeOfSelection(snapshot, plan.query)
-      return options.indexAnswers.answer(options.listBodies.bodyOf(snapshot, plan.query, scope), snapshot, scope)
+      const { body, keys } = options.listBodies.bodyOf(snapshot, plan.query, scope)
+      return options.indexAnswers.answer(body, () => keys)
     },
   }
 }
@@ -70,21 +72,30 @@ export function detailView(options: PagesViewsOptions): View<DetailPlan> {
     },
     index(plan, snapshot) {
       const page = plan.id === undefined ? undefined : snapshot.byId.get(plan.id)
+      // An id no page has: the page's creation purges its 404 (docs/cdn-purging.md#negative-answers).
+      if (!page && plan.id !== undefined) return options.indexAnswers.absent(wagtailErrors.noMatch(plan.modelName), absentDetailKeys(plan.id))
       if (!page || !matchesSelection(snapshot, page, plan.selection)) return errorAnswer(wagtailErrors.noMatch(plan.modelName))
-      return options.indexAnswers.answer(plan.members ? selectedDetail(page.detail, plan.members) : bytesOf(page.detail), snapshot, { kind: 'page', id: page.id })
+      const body = plan.members ? selectedDetail(page.detail, plan.members) : bytesOf(page.detail)
+      return options.indexAnswers.answer(body, () => detailKeys(snapshot, page), page.id)
     },
   }
 }
 
 export function findView(options: PagesViewsOptions): View<FindPlan> {
+  // A record is only kept by a snapshot whose chain above it is the same: its keys hold.
+  const findKeysOf = [new WeakMap<PageRecord, readonly string[]>(), new WeakMap<PageRecord, readonly string[]>()] as const
   return {
     name: 'find',
     plan: (_pathId, params, snapshot, accept) => planFind(params, snapshot, accept, options.knownAbsentOf(snapshot)),
     forward: (_pathId, params) => ({ relative: `find/${forwardedFindQuery(params)}`, scope: treeScope }),
     index(plan, snapshot) {
-      if (plan.id === undefined) return errorAnswer(wagtailErrors.findNotFound)
+      if (plan.id === undefined) return options.indexAnswers.absent(wagtailErrors.findNotFound, ABSENT_FIND_KEYS)
       const query = snapshot.dialect.findKeepsQuery ? `?${djangoUrlencode(plan.forwardQuery)}` : ''
-      return redirectAnswer(`${options.pagesUrl}${plan.id}/${query}`)
+      const page = snapshot.byId.get(plan.id)!
+      const memo = findKeysOf[plan.typed ? 1 : 0]
+      let keys = memo.get(page)
+      if (keys === undefined) memo.set(page, (keys = findKeys(snapshot, page, plan.typed)))
+      return options.indexAnswers.redirect(`${options.pagesUrl}${plan.id}/${query}`, keys)
     },
   }
 }

@@ -7,7 +7,6 @@
  */
 import { isProxyError, type ProxyError } from '../errors.js'
 import { isOverBudget, type ReadThrough } from '../cache/read-through.js'
-import type { Scope } from '../tree/list-scope.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { errorAnswer, type HttpAnswer } from './answers.js'
 import { cmsFailedOnInput } from './cms-blame.js'
@@ -18,8 +17,8 @@ export interface ForwardReadOptions {
   readonly readThrough: ReadThrough
   readonly answers: ReadThroughAnswers
   readonly plans: ForwardPlans
-  /** The purge-key headers of a 200 of `scope` (`index-answers.ts`). */
-  readonly tags: (snapshot: Snapshot, scope: Scope) => Record<string, string> | undefined
+  /** The purge-key headers of a read-through 200 or 404 (`index-answers.ts`). */
+  readonly tags: () => Record<string, string> | undefined
   readonly logger: { warn(details: object, message: string): void }
   /** Whether the CMS answers this instance's syncs; unset: it is not known to. */
   readonly cmsHealthy?: (() => boolean) | undefined
@@ -32,7 +31,7 @@ export async function readForward(options: ForwardReadOptions, snapshot: Snapsho
     const dead = options.plans.answered(forward)
     if (dead !== undefined) options.readThrough.forget(dead)
     forward.learn?.(answer, outcome)
-    return options.answers.answerOf(answer, outcome, snapshot, () => options.tags(snapshot, forward.scope))
+    return options.answers.answerOf(answer, outcome, snapshot, options.tags)
   } catch (error) {
     return failedForward(options, error, forward, client)
   }

@@ -9,7 +9,7 @@ import type { ProxyError } from '../errors.js'
 import type { CachedAnswer, ReadThroughOutcome } from '../cache/read-through.js'
 import type { CacheOutcome } from '../observability/shield-events.js'
 import { API_HEADERS, proxyFailureAnswer, redirectAnswer, type HttpAnswer } from './answers.js'
-import { cacheStatus, cachingHeaders, type ClientCachePolicy } from './cache-headers.js'
+import { cacheStatus, cachingHeaders, negativeCachingHeaders, type ClientCachePolicy } from './cache-headers.js'
 import { etagOf } from './validators.js'
 
 export interface ReadThroughAnswersOptions {
@@ -26,7 +26,7 @@ export interface ReadThroughAnswers {
    * get one and the same answer object, so its headers and tags are built once, and the fast
    * path's header list for it is too.
    * @param generation what the tags were computed under (the snapshot); a new one builds anew.
-   * @param tags the purge-key headers of a 200, asked for only when one is built.
+   * @param tags the purge-key headers of a 200 or 404, asked for only when one is built.
    */
   answerOf(stored: CachedAnswer, outcome: ReadThroughOutcome, generation: object, tags: () => Record<string, string> | undefined): HttpAnswer
   /**
@@ -55,6 +55,7 @@ interface LastAnswer {
 
 export function createReadThroughAnswers(options: ReadThroughAnswersOptions): ReadThroughAnswers {
   const caching = cachingHeaders(options.clientCache)
+  const negative = negativeCachingHeaders(options.clientCache)
   // Built once: a spread of it adds `cache-status` or nothing.
   const withStatus = options.cacheStatus === false ? () => undefined : (status: string) => ({ 'cache-status': status })
   // The last answer built for each read-through body.
@@ -83,6 +84,10 @@ export function createReadThroughAnswers(options: ReadThroughAnswersOptions): Re
     if (stored.status === 200) {
       headers['etag'] = etagOf(stored.body)
       Object.assign(headers, caching)
+      Object.assign(headers, tags())
+    } else if (stored.status === 404) {
+      // What the CMS says does not exist: kept in front for the negative TTL, and purged by any change.
+      Object.assign(headers, negative)
       Object.assign(headers, tags())
     }
     return { status: stored.status, headers, body: stored.body, cache }

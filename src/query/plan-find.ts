@@ -65,7 +65,7 @@ export function planFind(params: QueryParams, snapshot: Snapshot, accept?: strin
     // A path the slug tree does not know may still route in the CMS (custom `route()`, a live
     // page below an unpublished one): only the CMS can say.
     if (id === undefined) return forward('html_path unknown to the snapshot', true)
-    if (visible(id)) return { kind: 'index', id, forwardQuery }
+    if (visible(id)) return { kind: 'index', id, forwardQuery, typed: types !== null }
   }
 
   if (rawId !== undefined) {
@@ -73,7 +73,7 @@ export function planFind(params: QueryParams, snapshot: Snapshot, accept?: strin
     // truthful answer that is not a server error.
     const parsed = pythonInt(rawId)
     const id = parsed.ok ? toPageId(parsed.value) : undefined
-    if (visible(id)) return { kind: 'index', id, forwardQuery }
+    if (visible(id)) return { kind: 'index', id, forwardQuery, typed: types !== null }
   }
-  return { kind: 'index', id: undefined, forwardQuery }
+  return { kind: 'index', id: undefined, forwardQuery, typed: types !== null }
 }

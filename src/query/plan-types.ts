@@ -21,4 +21,5 @@ export type DetailPlan = Plan<{
   /** `?fields=`'s members of the stored detail; unset: the whole of it. */
   readonly members?: MemberSelection
 }>
-export type FindPlan = Plan<{ readonly id: number | undefined; readonly forwardQuery: Array<[string, string[]]> }>
+/** `typed`: the query names a type, so the found page's type decides the answer too. */
+export type FindPlan = Plan<{ readonly id: number | undefined; readonly forwardQuery: Array<[string, string[]]>; readonly typed: boolean }>

@@ -1,7 +1,7 @@
 /**
  * What a page's listing item says beyond the record's fields: its language (`meta.locale`,
  * present when the CMS has `WAGTAIL_I18N_ENABLED`; docs/wagtail-compatibility.md#translations)
- * and its first publication (`meta.first_published_at`, as an instant). Read from the items the
+ * its first publication (`meta.first_published_at`, as an instant) and its address (`meta.html_url`). Read from the items the
  * sync already holds, once per record: a page carried over unchanged keeps its record
  * (`build-snapshot.ts`), so a new snapshot reads only the pages that changed. Pure.
  * @module
@@ -14,6 +14,8 @@ interface PageMeta {
   readonly locale: string | null
   /** µs since the epoch; `null` for a page never published, or a value this module cannot read. */
   readonly publishedMicros: number | null
+  /** `meta.html_url` as written (JSON text, `null` included); `undefined` when the item has none. */
+  readonly htmlUrl: string | undefined
 }
 
 const metaOfRecord = new WeakMap<PageRecord, PageMeta>()
@@ -41,7 +43,9 @@ function metaOf(page: PageRecord): PageMeta {
     const item = parseJsonSpans(page.listItem)
     const locale = getPath(item, ['meta', 'locale'])
     const published = getPath(item, ['meta', 'first_published_at'])
+    const htmlUrl = getPath(item, ['meta', 'html_url'])
     meta = {
+      htmlUrl: htmlUrl === undefined ? undefined : page.listItem.slice(htmlUrl.start, htmlUrl.end),
       locale: locale?.kind === 'string' ? locale.value : null,
       publishedMicros: published?.kind === 'string' ? isoMicros(published.value) : null,
     }
@@ -53,6 +57,9 @@ function metaOf(page: PageRecord): PageMeta {
 export const localeOf = (page: PageRecord): string | null => metaOf(page).locale
 
 export const publishedMicrosOf = (page: PageRecord): number | null => metaOf(page).publishedMicros
+
+/** The page's public address as its listing item writes it: what a move or a new slug changes. */
+export const htmlUrlOf = (page: PageRecord): string | undefined => metaOf(page).htmlUrl
 
 /** Every language code some page of the snapshot carries. */
 export function localesOf(snapshot: Snapshot): ReadonlySet<string> {

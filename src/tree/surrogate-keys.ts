@@ -1,117 +1,76 @@
 /**
- * Surrogate keys (Fastly `Surrogate-Key`, Cloudflare `Cache-Tag`) derived from the page tree, so
- * a CDN in front of cms-shield can be purged by what changed rather than by URL.
+ * The vocabulary of surrogate keys (Fastly and Varnish `Surrogate-Key`, Cloudflare `Cache-Tag`):
+ * each key names one *input* that answers are made of, so a CDN in front of cms-shield can be
+ * purged by what changed and nothing else (docs/cdn-purging.md#the-keys).
  *
- * Wagtail purges only a published page's URL and its API detail URL (docs/wagtail-compatibility.md#what-wagtail-purges): never a listing,
- * never on a move or reorder. Every response here instead carries keys naming the scope it was
- * read from (`list-scope.ts`), and `tree-diff.ts` turns the difference between two snapshots into
- * the keys to purge, so that any response whose bytes changed carries at least one purged key.
+ * Wagtail purges only a published page's URL and its API detail URL
+ * (docs/wagtail-compatibility.md#what-wagtail-purges). Here `answer-keys.ts` gives every answer
+ * the keys of exactly the inputs its bytes are made of, and `change-keys.ts` turns the difference
+ * between two snapshots into the keys of the inputs that changed.
  *
- * Vocabulary (lower-case, space- and comma-free tokens):
- * - `cms-pages`: every response (purge everything);
- * - `cms-endpoint-<name>`: every answer of one of the router's other endpoints (`images`, …);
- * - `cms-page-<id>`: the detail of a page;
- * - `cms-children-<id>`, `cms-descendants-<id>`, `cms-ancestors-<id>`: a list scoped by one tree filter;
- * - `cms-list`: an unscoped list (whole-tree scope: no tree filter, search, find…);
- * - `cms-section-<id>`: the site section a response lies in, the section of a page being its
- *   ancestor that is a child of the site root (the root's own section is the root; an orphan,
- *   whose chain does not reach the root, has none).
+ * Keys (lower-case tokens without spaces or commas; `<S>` is a list scope: `children-<id>`,
+ * `descendants-<id>`, or `list` for a list without one tree filter):
+ * - `cms-pages`: every answer (purge everything);
+ * - `cms-page-<id>`: the detail of one page, and the 404 for that id while it has none;
+ * - `cms-summary-<id>`: the page as its children's details show it (`meta.parent`: type, title);
+ * - `cms-path-<id>`: the page's place (its parent, its `html_url`); every answer that shows the
+ *   address of the page or of a page below it, or lists the chain above one, carries it;
+ * - `cms-exists-<id>`: that the page is there at all (a list showing no item of its scope);
+ * - `cms-ancestors-<id>`: which page the page hangs from (what its `ancestor_of` list holds);
+ * - `cms-item-<id>`: the page's listing item (the listing's default fields);
+ * - `cms-fields-<id>`: the rest of what `?fields=` may show of it in a listing (its stored detail,
+ *   `meta.parent` aside);
+ * - `cms-<S>`: which pages a scope holds, in which order, of which types (membership);
+ * - `cms-<S>-<field>`: the values of one field a list filters or orders on, over the scope;
+ * - `cms-<S>-items`: every item of the scope, for a list too long to name its items one by one;
+ * - `cms-read`: every answer read through from the CMS (search, text order…);
+ * - `cms-endpoint-<name>`: every answer of one of the router's other endpoints (`images`, …).
  * @module
  */
-import type { Scope } from './list-scope.js'
-import { scopeName } from './list-scope.js'
-import { createPerSnapshot } from './snapshot-memo.js'
-import type { Snapshot } from './snapshot.js'
 
 export const ALL_PAGES_KEY = 'cms-pages'
-export const LIST_KEY = 'cms-list'
+export const READ_KEY = 'cms-read'
 export const pageKey = (id: number): string => `cms-page-${id}`
-export const childrenKey = (id: number): string => `cms-children-${id}`
-export const descendantsKey = (id: number): string => `cms-descendants-${id}`
+export const summaryKey = (id: number): string => `cms-summary-${id}`
+export const pathKey = (id: number): string => `cms-path-${id}`
+export const existsKey = (id: number): string => `cms-exists-${id}`
 export const ancestorsKey = (id: number): string => `cms-ancestors-${id}`
-export const sectionKey = (id: number): string => `cms-section-${id}`
+export const itemKey = (id: number): string => `cms-item-${id}`
+export const fieldsKey = (id: number): string => `cms-fields-${id}`
 export const endpointKey = (name: string): string => `cms-endpoint-${name.toLowerCase()}`
 
-/** Section of each page already walked, per snapshot (`null`: the page has none). */
-const sections = new WeakMap<Snapshot, Map<number, number | null>>()
+/** A list's scope as keys name it: the children or descendants of a page, or the whole tree. */
+export type KeyScope = { readonly kind: 'children' | 'descendants'; readonly id: number } | { readonly kind: 'list' }
+
+/** The fields a list filters or orders on that an edit can change (`id` never does; `type` is membership). */
+export const FILTER_FIELDS = ['title', 'slug', 'seo_title', 'search_description', 'show_in_menus', 'locale', 'first_published_at'] as const
+export type FilterField = (typeof FILTER_FIELDS)[number]
+
+const scopeText = (scope: KeyScope): string => (scope.kind === 'list' ? 'list' : `${scope.kind}-${scope.id}`)
+export const membershipKey = (scope: KeyScope): string => `cms-${scopeText(scope)}`
+export const fieldKey = (scope: KeyScope, field: FilterField): string => `cms-${scopeText(scope)}-${field}`
+export const itemsKey = (scope: KeyScope): string => `cms-${scopeText(scope)}-items`
+export const LIST_SCOPE: KeyScope = Object.freeze({ kind: 'list' })
 
 /**
- * The page's section: its ancestor (or itself) that is a child of `snapshot.rootId`; the root for
- * the root; `undefined` for a page not in the snapshot or not under the root. Memoised per
- * snapshot, so walking every page costs O(N) in all.
+ * The most a key header's value may take, in bytes. Varnish refuses a response header longer than
+ * `http_resp_hdr_len` (8 KB by default, name included) and fails the fetch; Fastly reads at most
+ * 16 KB of `Surrogate-Key`; Cloudflare at most 16 KB of `Cache-Tag`. Half of Varnish's limit
+ * leaves room for the header's name and for a proxy's own additions.
  */
-export function sectionOf(snapshot: Snapshot, id: number): number | undefined {
-  let memo = sections.get(snapshot)
-  if (memo === undefined) {
-    memo = new Map()
-    sections.set(snapshot, memo)
-  }
-  const path: number[] = []
-  let current: number | null = id
-  let section: number | null
-  for (;;) {
-    if (current === null || !snapshot.byId.has(current)) {
-      section = null
-      break
-    }
-    if (current === snapshot.rootId) {
-      // The last page walked below the root is the section of everything walked.
-      section = path.length === 0 ? current : path[path.length - 1]!
-      break
-    }
-    const known = memo.get(current)
-    if (known !== undefined) {
-      section = known
-      break
-    }
-    path.push(current)
-    current = snapshot.byId.get(current)!.parentId
-  }
-  if (path.length === 0 && section !== null) memo.set(id, section)
-  for (const walked of path) memo.set(walked, section)
-  return section ?? undefined
-}
+export const KEY_HEADER_MAX_BYTES = 4096
 
-/** Keys per snapshot and scope: header values are built for every response. */
-const keyMemo = createPerSnapshot<readonly string[]>()
-
-function computeKeys(snapshot: Snapshot, scope: Scope): readonly string[] {
-  if (scope.kind === 'tree') return [ALL_PAGES_KEY, LIST_KEY]
-  const keys = [ALL_PAGES_KEY]
-  const section = sectionOf(snapshot, scope.id)
-  switch (scope.kind) {
-    case 'page':
-      keys.push(pageKey(scope.id))
-      if (section !== undefined) keys.push(sectionKey(section))
-      break
-    case 'children':
-    case 'descendants':
-      keys.push(scope.kind === 'children' ? childrenKey(scope.id) : descendantsKey(scope.id))
-      // The root's section would be a second name for "the root's detail": not a list's section.
-      if (section !== undefined && scope.id !== snapshot.rootId) keys.push(sectionKey(section))
-      break
-    case 'ancestors':
-      keys.push(ancestorsKey(scope.id))
-      break
-  }
-  return keys
+/** The length of `keys` written as one header value (one separator between two keys). */
+export function headerLength(keys: readonly string[]): number {
+  let length = Math.max(0, keys.length - 1)
+  for (const key of keys) length += key.length
+  return length
 }
 
 /**
- * The keys a response read from this scope carries: detail P → `cms-pages cms-page-P
- * cms-section-S`; children / descendants of X → `cms-pages cms-children-X` (or
- * `cms-descendants-X`) and X's section unless X is the root; ancestors of X → `cms-pages
- * cms-ancestors-X`; tree → `cms-pages cms-list`. A page missing from the snapshot gets no section.
- * O(depth) the first time, memoised per snapshot and scope.
- */
-export function responseKeys(snapshot: Snapshot, scope: Scope): readonly string[] {
-  return keyMemo(snapshot, scopeName(scope), () => Object.freeze(computeKeys(snapshot, scope)))
-}
-
-/**
- * The two header values for a set of keys: `Surrogate-Key` space-separated (Fastly), `Cache-Tag`
- * comma-separated (Cloudflare). Duplicates are dropped, the first occurrence keeps its place, so
- * keys from several scopes can be concatenated.
+ * The two header values for a set of keys: `Surrogate-Key` space-separated (Fastly, Varnish),
+ * `Cache-Tag` comma-separated (Cloudflare). Duplicates are dropped, the first occurrence keeps
+ * its place.
  */
 export function tagHeaders(keys: readonly string[]): { 'surrogate-key': string; 'cache-tag': string } {
   const unique = [...new Set(keys)]

@@ -1,24 +1,21 @@
 /**
- * What changed between two snapshots, and the surrogate keys a CDN must purge for it.
+ * What changed between two snapshots, page by page, and the surrogate keys a CDN must purge for
+ * it (`change-keys.ts`).
  *
  * Wagtail's own purge (docs/wagtail-compatibility.md#what-wagtail-purges) covers only a published page's URL and detail URL: listings,
  * parents, moves, reorders and slug changes are never purged, so a CDN in front of it serves them
- * stale. Here the diff of the whole tree decides instead, with one invariant: any response whose
- * bytes changed carries (per `responseKeys`) at least one key in `purgeKeys`. The sets stay
- * tight: an edited leaf purges its detail, its parent's children list, its ancestors'
- * descendants lists, its section and the unscoped lists, not the rest of the site.
+ * stale. Here the diff of the whole tree decides instead: an answer is purged exactly when its
+ * bytes changed (docs/cdn-purging.md#the-keys).
  *
- * Both trees are read: a page that moved is purged where it was and where it is now.
  * Cost, for a snapshot patched in place: what the replaced pages touch. Otherwise one pass over N
  * pages that skips, without a look-up, every page carried over unchanged (the same record at the
  * same place), plus O(k log k) per sibling group of k with a changed page in it, to tell moved
  * pages from the ones that merely stayed put.
  * @module
  */
+import { changeKeys } from './change-keys.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
-import {
-  ALL_PAGES_KEY, LIST_KEY, ancestorsKey, childrenKey, descendantsKey, pageKey, sectionKey, sectionOf,
-} from './surrogate-keys.js'
+import { ALL_PAGES_KEY } from './surrogate-keys.js'
 
 export interface TreeChange {
   /** In `next` only, in its tree order. */
@@ -34,13 +31,9 @@ export interface TreeChange {
    */
   readonly moved: readonly number[]
   /**
-   * Keys to purge, sorted and unique, empty when nothing changed. For every added, removed,
-   * changed or moved page P, in both trees: `cms-page-P`, `cms-children-<parent>`,
-   * `cms-descendants-<every ancestor>`, `cms-section-<section>`; for an added or removed P also
-   * its own `cms-children-P`, `cms-descendants-P`, `cms-ancestors-P` (those answers appear or
-   * vanish); `cms-ancestors-D` for every page D whose chain of ancestors changed (a page above it
-   * moved or changed digest). `cms-list` whenever anything changed, `cms-pages` when the CMS's
-   * dialect changed (everything may answer differently).
+   * Keys to purge, sorted and unique, empty when nothing changed: the inputs that changed
+   * (`change-keys.ts`), and `cms-pages` when the CMS's dialect changed (everything may answer
+   * differently).
    */
   readonly purgeKeys: readonly string[]
 }
@@ -120,63 +113,11 @@ function reordered(previous: Snapshot, next: Snapshot): Set<number> {
   return moved
 }
 
-/**
- * Calls `visit` with every page of `snapshot` whose chain of ancestors is "dirty": the page
- * itself is `dirty`, or some page above it is `dirty` or `shown` (appears changed in an ancestors
- * list). Memoised walk up, O(N) in all whatever the order of `pages`.
- */
-function forEachDirtyChain(
-  snapshot: Snapshot,
-  dirty: (page: PageRecord) => boolean,
-  shown: (page: PageRecord) => boolean,
-  visit: (id: number) => void,
-): void {
-  const memo = new Map<number, boolean>()
-  const path: PageRecord[] = []
-  for (const start of snapshot.pages) {
-    let page: PageRecord | undefined = start
-    // Whether the chain strictly above the last page pushed is dirty.
-    let above = false
-    while (page !== undefined) {
-      const known = memo.get(page.id)
-      if (known !== undefined) {
-        above = known || shown(page)
-        break
-      }
-      path.push(page)
-      page = page.parentId === null ? undefined : snapshot.byId.get(page.parentId)
-    }
-    for (let i = path.length - 1; i >= 0; i--) {
-      const walked = path[i]!
-      const chainDirty = dirty(walked) || above
-      memo.set(walked.id, chainDirty)
-      if (chainDirty) visit(walked.id)
-      above = chainDirty || shown(walked)
-    }
-    path.length = 0
-  }
-}
-
-/**
- * Calls `visit` with every page strictly below one of `changed` (ids in `snapshot`'s tree order),
- * for a tree whose order is exact (`subtreeEnd`); nested subtrees are walked once.
- */
-function forEachBelowChanged(snapshot: Snapshot, changed: readonly number[], visit: (id: number) => void): void {
-  let coveredUpTo = 0
-  for (const id of changed) {
-    const page = snapshot.byId.get(id)!
-    for (let order = Math.max(page.order + 1, coveredUpTo); order < page.subtreeEnd; order++) visit(snapshot.pages.at(order)!.id)
-    coveredUpTo = Math.max(coveredUpTo, page.subtreeEnd)
-  }
-}
-
 interface PageChanges {
   readonly added: number[]
   readonly removed: number[]
   readonly changed: number[]
   readonly moved: number[]
-  readonly digestChanged: ReadonlySet<number>
-  readonly parentChanged: ReadonlySet<number>
 }
 
 /**
@@ -189,15 +130,13 @@ function pageChanges(previous: Snapshot, next: Snapshot): PageChanges {
     const changed = next.patched.ids
       .filter((id) => previous.byId.get(id)!.digest !== next.byId.get(id)!.digest)
       .sort((a, b) => next.byId.get(a)!.order - next.byId.get(b)!.order)
-    return { added: [], removed: [], changed, moved: [], digestChanged: new Set(changed), parentChanged: new Set() }
+    return { added: [], removed: [], changed, moved: [] }
   }
   const added: number[] = []
   const removed: number[] = []
   const changed: number[] = []
   const moved: number[] = []
   const reorderedIds = reordered(previous, next)
-  const digestChanged = new Set<number>()
-  const parentChanged = new Set<number>()
   for (const page of next.pages) {
     const before = recordBefore(previous, page)
     if (before === page) {
@@ -211,16 +150,14 @@ function pageChanges(previous: Snapshot, next: Snapshot): PageChanges {
     }
     if (before.digest !== page.digest) {
       changed.push(page.id)
-      digestChanged.add(page.id)
     }
-    if (before.parentId !== page.parentId) parentChanged.add(page.id)
     if (before.parentId !== page.parentId || reorderedIds.has(page.id)) moved.push(page.id)
   }
   // Ids are unique: as many pages as before and none added means none removed either.
   if (added.length > 0 || previous.pages.length !== next.pages.length) {
     for (const page of previous.pages) if (!next.byId.has(page.id)) removed.push(page.id)
   }
-  return { added, removed, changed, moved, digestChanged, parentChanged }
+  return { added, removed, changed, moved }
 }
 
 /**
@@ -233,60 +170,10 @@ export function diffSnapshots(previous: Snapshot | undefined, next: Snapshot): T
   }
   if (previous === next || previous.fingerprint === next.fingerprint) return NOTHING
 
-  const { added, removed, changed, moved, digestChanged, parentChanged } = pageChanges(previous, next)
+  const { added, removed, changed, moved } = pageChanges(previous, next)
 
-  const keys = new Set<string>([LIST_KEY])
+  const keys = changeKeys(previous, next, { added, removed, changed, moved })
   if (JSON.stringify(previous.dialect) !== JSON.stringify(next.dialect)) keys.add(ALL_PAGES_KEY)
-
-  // Ancestors whose descendants list is already purged, per tree: everything above them is too.
-  const walkedUp = new Map<Snapshot, Set<number>>([[previous, new Set()], [next, new Set()]])
-  const purgeAround = (snapshot: Snapshot, id: number) => {
-    const page = snapshot.byId.get(id)
-    if (page === undefined) return
-    if (page.parentId !== null) keys.add(childrenKey(page.parentId))
-    const walked = walkedUp.get(snapshot)!
-    for (let parentId = page.parentId; parentId !== null && !walked.has(parentId); ) {
-      walked.add(parentId)
-      keys.add(descendantsKey(parentId))
-      parentId = snapshot.byId.get(parentId)?.parentId ?? null
-    }
-    const section = sectionOf(snapshot, id)
-    if (section !== undefined) keys.add(sectionKey(section))
-  }
-  const purgePage = (id: number) => {
-    keys.add(pageKey(id))
-    purgeAround(previous, id)
-    purgeAround(next, id)
-  }
-  const purgeOwnLists = (id: number) => {
-    keys.add(childrenKey(id))
-    keys.add(descendantsKey(id))
-    keys.add(ancestorsKey(id))
-  }
-  for (const id of added) {
-    purgePage(id)
-    purgeOwnLists(id)
-  }
-  for (const id of removed) {
-    purgePage(id)
-    purgeOwnLists(id)
-  }
-  for (const id of changed) purgePage(id)
-  for (const id of moved) purgePage(id)
-
-  // An ancestors list changes when the chain above its page does: a page on it moved (or came or
-  // went), or changed digest (its item in the list). Read in both trees.
-  const isDirty = (page: PageRecord) => parentChanged.has(page.id) || !previous.byId.has(page.id) || !next.byId.has(page.id)
-  const isShownChanged = (page: PageRecord) => digestChanged.has(page.id)
-  const addAncestorsKey = (id: number) => keys.add(ancestorsKey(id))
-  if (added.length === 0 && removed.length === 0 && parentChanged.size === 0 && next.treeExact) {
-    // The same pages under the same parents: only pages below a changed page see their chain
-    // change, and tree order holds each subtree in one range. O(changed subtrees), not O(N).
-    forEachBelowChanged(next, changed, addAncestorsKey)
-  } else {
-    forEachDirtyChain(previous, isDirty, isShownChanged, addAncestorsKey)
-    forEachDirtyChain(next, isDirty, isShownChanged, addAncestorsKey)
-  }
 
   return Object.freeze({
     added: Object.freeze(added),

@@ -1,0 +1,164 @@
+/**
+ * The keys a CDN must purge for the difference between two snapshots: the names of the inputs
+ * (`surrogate-keys.ts`) that changed, so that an answer (`answer-keys.ts`) is purged when its
+ * bytes changed and kept when they did not (docs/cdn-purging.md#what-each-change-purges).
+ *
+ * The keys an answer carries are those of the snapshot it was made from, so inputs are read in
+ * the previous tree; membership is read in both (a page that moved left one scope and entered
+ * another). A change below a page whose place changed is already purged through that page's
+ * `cms-path-` key, which every answer showing a page below it carries: such a change adds no key
+ * of its own, so a move of a subtree costs a few keys, not one per page. Cost: what changed,
+ * times the depth of the tree.
+ * @module
+ */
+import { getPath, parseJsonSpans } from '../json/json-spans.js'
+import { bytesOf } from './detail-body.js'
+import { htmlUrlOf, localeOf, publishedMicrosOf } from './page-meta.js'
+import type { PageRecord, Snapshot } from './snapshot.js'
+import {
+  LIST_SCOPE, READ_KEY, ancestorsKey, existsKey, fieldKey, fieldsKey, itemKey, itemsKey, membershipKey, pageKey, pathKey, summaryKey,
+  type FilterField, type KeyScope,
+} from './surrogate-keys.js'
+
+/** The pages a tree diff found; ids in the tree order of the snapshot they are in. */
+export interface PageChangeSets {
+  readonly added: readonly number[]
+  readonly removed: readonly number[]
+  /** In both snapshots, with another digest. */
+  readonly changed: readonly number[]
+  /** In both, under another parent or at another place among their siblings. */
+  readonly moved: readonly number[]
+}
+
+const FIELD_VALUES: ReadonlyArray<readonly [FilterField, (page: PageRecord) => unknown]> = [
+  ['title', (page) => page.title],
+  ['slug', (page) => page.slug],
+  ['seo_title', (page) => page.seoTitle],
+  ['search_description', (page) => page.searchDescription],
+  ['show_in_menus', (page) => page.showInMenus],
+  ['locale', localeOf],
+  ['first_published_at', publishedMicrosOf],
+]
+
+/** A stored detail's text without its `meta.parent` member: what a listing's `?fields=` may show of it. */
+function withoutParent(detail: string): string {
+  const parent = getPath(parseJsonSpans(detail), ['meta', 'parent'])
+  return parent === undefined ? detail : detail.slice(0, parent.start) + detail.slice(parent.end)
+}
+
+/** Adds a scope key for every scope a page lies in, once per tree and kind of key. */
+class ScopeKeys {
+  private readonly walked = new Map<string, Set<number>>()
+  constructor(private readonly keys: Set<string>) {}
+
+  /** `keyOf` of the page's parent's children, of every page above it's descendants, and of the whole list. */
+  add(snapshot: Snapshot, tree: string, page: PageRecord, kind: string, keyOf: (scope: KeyScope) => string): void {
+    this.keys.add(keyOf(LIST_SCOPE))
+    if (page.parentId === null) return
+    this.keys.add(keyOf({ kind: 'children', id: page.parentId }))
+    let walked = this.walked.get(`${tree}\u0000${kind}`)
+    if (walked === undefined) this.walked.set(`${tree}\u0000${kind}`, (walked = new Set()))
+    for (let id: number | null = page.parentId; id !== null && !walked.has(id); ) {
+      walked.add(id)
+      this.keys.add(keyOf({ kind: 'descendants', id }))
+      id = snapshot.byId.get(id)?.parentId ?? null
+    }
+  }
+}
+
+/**
+ * The keys of every input that changed between `previous` and `next` (`cms-read` whenever
+ * anything did). `changes` is the tree diff of the two (`tree-diff.ts`).
+ */
+export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChangeSets): Set<string> {
+  const keys = new Set<string>([READ_KEY])
+  const scopes = new ScopeKeys(keys)
+  const before = (id: number) => previous.byId.get(id)!
+  const after = (id: number) => next.byId.get(id)!
+  const byPreviousOrder = (ids: Iterable<number>) => [...ids].sort((a, b) => before(a).order - before(b).order)
+
+  // Places: a page removed, under another parent, or at another address. Top-down, so that a
+  // page below one already named is left to it.
+  const placed = new Set<number>()
+  const placedAbove = (page: PageRecord): PageRecord | undefined => {
+    let top: PageRecord | undefined
+    for (let id = page.parentId; id !== null; ) {
+      const above = previous.byId.get(id)
+      if (above === undefined) break
+      if (placed.has(id)) top = above
+      id = above.parentId
+    }
+    return top
+  }
+  for (const id of byPreviousOrder(new Set([...changes.removed, ...changes.changed, ...changes.moved]))) {
+    const old = before(id)
+    if (placedAbove(old) !== undefined) continue
+    const now = next.byId.get(id)
+    if (now === undefined || now.parentId !== old.parentId || htmlUrlOf(now) !== htmlUrlOf(old)) {
+      placed.add(id)
+      keys.add(pathKey(id))
+    }
+    // Its own `ancestor_of` list holds another chain.
+    if (now === undefined || now.parentId !== old.parentId) keys.add(ancestorsKey(id))
+  }
+
+  // Lists of the scopes of a page that went fail now. Each page's own key: a list that shows no
+  // item keeps its bytes, and so its keys, through a move of the pages above it.
+  for (const id of changes.removed) keys.add(existsKey(id))
+
+  // Membership: pages that came, went or moved, and pages of another type, in both trees. A page
+  // below one that came or went is in no scope the other tree had.
+  const typeChanged = changes.changed.filter((id) => before(id).type !== after(id).type)
+  for (const [snapshot, tree, ids] of [
+    [previous, 'previous', [...changes.removed, ...changes.moved, ...typeChanged]],
+    [next, 'next', [...changes.added, ...changes.moved, ...typeChanged]],
+  ] as const) {
+    const gone = new Set(snapshot === previous ? changes.removed : changes.added)
+    for (const id of ids) {
+      const page = snapshot.byId.get(id)!
+      if (gone.has(id) && page.parentId !== null && gone.has(page.parentId)) continue
+      scopes.add(snapshot, tree, page, 'membership', membershipKey)
+    }
+  }
+
+  for (const id of byPreviousOrder(changes.changed)) {
+    const old = before(id)
+    const now = after(id)
+    // Filtered and ordered fields, over every scope the page is in.
+    for (const [field, valueOf] of FIELD_VALUES) {
+      if (valueOf(old) === valueOf(now)) continue
+      scopes.add(previous, 'previous', old, field, (scope) => fieldKey(scope, field))
+      scopes.add(next, 'next', now, field, (scope) => fieldKey(scope, field))
+    }
+    // What lists show of the page, unless a place above it already purges every list showing it.
+    const detailChanged = !bytesOf(old.detail).equals(bytesOf(now.detail))
+    const itemChanged = old.listItem !== now.listItem || old.typedListItem !== now.typedListItem
+    // `?fields=` items: the stored detail but `meta.parent`, and the listing's `html_url`.
+    const fieldsChanged = (detailChanged && withoutParent(bytesOf(old.detail).toString('utf8')) !== withoutParent(bytesOf(now.detail).toString('utf8'))) ||
+      htmlUrlOf(old) !== htmlUrlOf(now) || old.typedListItem !== now.typedListItem ||
+      old.showInMenus !== now.showInMenus || old.seoTitle !== now.seoTitle || old.searchDescription !== now.searchDescription
+    if (itemChanged || fieldsChanged) {
+      const top = placedAbove(old)
+      if (top === undefined) {
+        if (itemChanged) keys.add(itemKey(id))
+        if (fieldsChanged) keys.add(fieldsKey(id))
+      }
+      scopes.add(previous, 'previous', top ?? old, 'items', itemsKey)
+    }
+    // Its children's details show its type and title.
+    if ((old.title !== now.title || old.type !== now.type) && (previous.childrenOf.get(id)?.length ?? 0) > 0) keys.add(summaryKey(id))
+  }
+
+  // Details: each one whose bytes changed, unless its parent's summary or a place at or above it
+  // is purged already.
+  const covered = (page: PageRecord) =>
+    placed.has(page.id) || placedAbove(page) !== undefined || (page.parentId !== null && keys.has(summaryKey(page.parentId)))
+  for (const id of changes.changed) {
+    const old = before(id)
+    if (!covered(old) && !bytesOf(old.detail).equals(bytesOf(after(id).detail))) keys.add(pageKey(id))
+  }
+  for (const id of changes.removed) if (!covered(before(id))) keys.add(pageKey(id))
+  // A page that came: its id's 404, wherever it was cached.
+  for (const id of changes.added) keys.add(pageKey(id))
+  return keys
+}
