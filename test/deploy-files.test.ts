@@ -25,7 +25,7 @@ import { loadConfig } from '../src/config/load-config.js'
 import { parseDuration } from '../src/config/duration.js'
 import { variables } from '../src/config/schema.js'
 import { generateSite, startFakeWagtail } from './fake-wagtail/index.js'
-import { backendOf } from './helpers/varnish-server.js'
+import { backendsOf } from './helpers/varnish-server.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const read = (path: string) => readFileSync(join(ROOT, path), 'utf8')
@@ -562,14 +562,20 @@ describe('compose.yaml', () => {
     expect(new Set(SHIELDS.map((name) => ports(name)[0]?.[0])).size).toBe(SHIELDS.length)
   })
 
-  it('puts Varnish with the shipped VCL at BASE_URL, in front of a replica, and has every replica purge it', () => {
+  it('puts Varnish with the shipped VCL at BASE_URL, in front of every replica, and has every replica purge it', () => {
     expect(mapping(service('varnish')).get('image')).toMatch(/^varnish:7\.\d+$/)
     const [source, target, mode] = sequence(block(service('varnish'), 'volumes'))[0]?.split(':') ?? []
     expect([posix.normalize(source ?? ''), target, mode]).toEqual(['config/varnish/default.vcl', '/etc/varnish/default.vcl', 'ro'])
-    const backend = backendOf(read('config/varnish/default.vcl'))
-    expect(SHIELDS).toContain(backend.host)
-    expect(backend.port).toBe(ports(backend.host)[0]?.[1])
-    expect(mapping(block(block(service('varnish'), 'depends_on'), backend.host)).get('condition')).toBe('service_healthy')
+    const vcl = read('config/varnish/default.vcl')
+    const backends = backendsOf(vcl)
+    expect(backends.map((backend) => backend.host).sort()).toEqual([...SHIELDS].sort())
+    for (const backend of backends) {
+      expect(backend.port, backend.name).toBe(ports(backend.host)[0]?.[1])
+      expect(mapping(block(block(service('varnish'), 'depends_on'), backend.host)).get('condition')).toBe('service_healthy')
+      // Each is in the director every request goes through, not merely declared.
+      expect(vcl, backend.name).toMatch(new RegExp(`\\.add_backend\\(${backend.name}\\)`))
+    }
+    expect(vcl).toMatch(/set req\.backend_hint = \w+\.backend\(\);/)
     const [published, listening] = ports('varnish')[0] ?? []
     for (const name of SHIELDS) {
       expect(environment(name).get('CDN_PURGE_VARNISH'), name).toBe(`http://varnish:${listening}`)

@@ -8,8 +8,14 @@
 #   PURGE / HTTP/1.1
 #   xkey-purge: cms-page-42 cms-children-7          (or xkey-softpurge: …)
 #
-# Every answer cms-shield gives carries `Surrogate-Key: cms-pages cms-page-42 cms-section-3 …`
-# naming what it was read from; the keys of one edit name every answer whose bytes it changed.
+# Every answer cms-shield gives carries `Surrogate-Key: cms-pages cms-page-42 cms-summary-7 …`
+# naming the inputs its bytes are made of; one edit purges the keys of the inputs it changed, so
+# exactly the answers whose bytes changed (docs/cdn-purging.md#the-keys). The header stays within
+# 4 KB, half of Varnish's `http_resp_hdr_len` default.
+#
+# Every cms-shield instance is a backend of one round-robin director: they all serve the same
+# snapshot (the syncing one purges only once every instance serves the new one), so any of them
+# may answer any request, and Varnish stops asking one whose `/readyz` fails.
 #
 # Everything not written below is Varnish's builtin VCL (`varnishd -x builtin`), which runs after
 # each subroutine here that does not return: it already does the right thing for cms-shield's
@@ -17,15 +23,39 @@
 
 vcl 4.1;
 
+import directors;
 import xkey;
 
-# The one cms-shield (or the load balancer in front of several) Varnish asks. The tests rewrite
-# only the host and port of this block, so keep it the only backend here. With several cms-shield
-# replicas and no load balancer, any one of them will do, as they all serve the same snapshot and
-# purges wait until every replica serves the new one; but Varnish then fails with that one.
-backend default {
+# `/readyz` answers 200 once an instance serves a snapshot and 503 while it shuts down. A backend
+# starts healthy (`.initial`), as compose starts Varnish after the replicas are healthy.
+probe ready {
+    .url = "/readyz";
+    .interval = 2s;
+    .timeout = 1s;
+    .window = 5;
+    .threshold = 3;
+    .initial = 3;
+}
+
+# One backend per cms-shield instance, each named in the director below. Varnish resolves a
+# backend's host once, to one address, so each replica is its own block; add one per replica
+# (the tests rewrite only the hosts and ports of these blocks).
+backend shield_1 {
     .host = "shield-1";
     .port = "8080";
+    .probe = ready;
+}
+
+backend shield_2 {
+    .host = "shield-2";
+    .port = "8080";
+    .probe = ready;
+}
+
+sub vcl_init {
+    new shields = directors.round_robin();
+    shields.add_backend(shield_1);
+    shields.add_backend(shield_2);
 }
 
 # Who may purge: cms-shield instances run next to Varnish, so loopback and the private ranges
@@ -40,6 +70,7 @@ acl purgers {
 }
 
 sub vcl_recv {
+    set req.backend_hint = shields.backend();
     if (req.method == "PURGE") {
         # PURGE is not a method the builtin VCL knows (it would pipe it to cms-shield), so it ends
         # here, answered by Varnish itself.
@@ -79,11 +110,11 @@ sub vcl_backend_response {
         set beresp.http.xkey = beresp.http.Surrogate-Key;
     }
     if (!beresp.http.Cache-Control && !beresp.http.Expires) {
-        # cms-shield says how long every answer it may purge can be kept; what it sends without
-        # `Cache-Control` (a 404 for a page that does not exist yet, find/'s redirect, errors)
-        # carries no key either, so no purge could reach it. The builtin VCL would keep such an
-        # answer for default_ttl (2 min): a page created in that time would stay a 404 here.
-        # Remembered as uncacheable instead, so those requests go straight to cms-shield.
+        # cms-shield says how long every answer it may purge can be kept, a 404 for an absent id
+        # or path included (CACHE_NEGATIVE_TTL, with the key the page's creation purges); what it
+        # sends without `Cache-Control` (errors) carries no key either, so no purge could reach
+        # it. The builtin VCL would keep such an answer for default_ttl (2 min). Remembered as
+        # uncacheable instead, so those requests go straight to cms-shield.
         call vcl_beresp_hitmiss;
     }
     # Otherwise builtin: the TTL comes from `Cache-Control`, where `s-maxage` (CDN_MAX_AGE) wins

@@ -39,8 +39,11 @@ export interface VarnishServer {
 }
 
 export interface VarnishOptions {
-  /** Where the backend block points: the cms-shield under test. */
-  readonly backend: { readonly host: string; readonly port: number }
+  /**
+   * Where the backend blocks point: the cms-shield under test, or one instance per block (the
+   * last one given serves the blocks left over).
+   */
+  readonly backend: { readonly host: string; readonly port: number } | ReadonlyArray<{ readonly host: string; readonly port: number }>
   /** Changes to the shipped VCL for a variant (applied after the backend rewrite). */
   readonly editVcl?: (vcl: string) => string
   /** Port to listen on, when cms-shield must know it first (CDN_PURGE_VARNISH); default: a free one. */
@@ -67,27 +70,31 @@ const HOST = /\.host\s*=\s*"([^"]*)"\s*;/
 const PORT = /\.port\s*=\s*"([^"]*)"\s*;/
 
 /**
- * The VCL's only backend block; throws when it does not have exactly one, with a `.host` and a
+ * The VCL's backend blocks, by name; throws when it has none, or one without a `.host` and a
  * `.port`, so a reshaped VCL fails loudly instead of testing something else.
  */
-function backendBlock(vcl: string): string {
-  const blocks = [...vcl.matchAll(/^\s*backend\s+\w+\s*\{[^}]*\}/gm)]
-  if (blocks.length !== 1) throw new Error(`expected one backend block in the VCL, found ${blocks.length}`)
-  const block = blocks[0]![0]
-  if (!HOST.test(block) || !PORT.test(block)) throw new Error('the VCL backend block needs a .host and a .port')
-  return block
+function backendBlocks(vcl: string): Array<{ name: string; block: string }> {
+  const blocks = [...vcl.matchAll(/^\s*backend\s+(\w+)\s*\{[^}]*\}/gm)].map((match) => ({ name: match[1]!, block: match[0] }))
+  if (blocks.length === 0) throw new Error('expected a backend block in the VCL, found none')
+  for (const { name, block } of blocks) {
+    if (!HOST.test(block) || !PORT.test(block)) throw new Error(`the VCL backend ${name} needs a .host and a .port`)
+  }
+  return blocks
 }
 
-/** Where the VCL's backend block points. */
-export function backendOf(vcl: string): { host: string; port: number } {
-  const block = backendBlock(vcl)
-  return { host: HOST.exec(block)![1]!, port: Number(PORT.exec(block)![1]) }
+/** Where each of the VCL's backend blocks points, in the order of the file. */
+export function backendsOf(vcl: string): Array<{ name: string; host: string; port: number }> {
+  return backendBlocks(vcl).map(({ name, block }) => ({ name, host: HOST.exec(block)![1]!, port: Number(PORT.exec(block)![1]) }))
 }
 
-/** The VCL with its backend block's `.host` and `.port` replaced, and nothing else. */
-export function withBackend(vcl: string, host: string, port: number): string {
-  const block = backendBlock(vcl)
-  return vcl.replace(block, block.replace(HOST, `.host = "${host}";`).replace(PORT, `.port = "${port}";`))
+/** The VCL with its backend blocks' `.host` and `.port` replaced (the last address serves the blocks left over), and nothing else. */
+export function withBackends(vcl: string, backends: ReadonlyArray<{ readonly host: string; readonly port: number }>): string {
+  let edited = vcl
+  backendBlocks(vcl).forEach(({ block }, i) => {
+    const { host, port } = backends[Math.min(i, backends.length - 1)]!
+    edited = edited.replace(block, block.replace(HOST, `.host = "${host}";`).replace(PORT, `.port = "${port}";`))
+  })
+  return edited
 }
 
 export async function startVarnish(options: VarnishOptions): Promise<VarnishServer> {
@@ -97,7 +104,7 @@ export async function startVarnish(options: VarnishOptions): Promise<VarnishServ
   // Started as root, varnishd drops to its own users, which must read the VCL in here.
   chmodSync(dir, 0o755)
   const vclPath = join(dir, 'default.vcl')
-  const vcl = withBackend(readFileSync(SHIPPED_VCL, 'utf8'), options.backend.host, options.backend.port)
+  const vcl = withBackends(readFileSync(SHIPPED_VCL, 'utf8'), 'host' in options.backend ? [options.backend] : options.backend)
   writeFileSync(vclPath, options.editVcl ? options.editVcl(vcl) : vcl)
   const workDir = join(dir, 'work')
   let lastError: unknown
