@@ -19,7 +19,7 @@ import type { ListQuery } from './page-selection.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 import {
   ALL_PAGES_KEY, KEY_HEADER_MAX_BYTES, ancestorsKey, existsKey, LIST_SCOPE, READ_KEY, fieldKey, fieldsKey, headerLength, itemKey, itemsKey, membershipKey,
-  pageKey, pathKey, summaryKey, type FilterField, type KeyScope,
+  pageKey, pathKey, summaryKey, type FilterField, type KeyScope, type Narrowing,
 } from './surrogate-keys.js'
 
 /** Calls `visit` with the page and every page above it, nearest first, while `visit` returns true. */
@@ -83,6 +83,16 @@ function filteredFields(query: ListQuery): FilterField[] {
   return fields
 }
 
+/**
+ * The membership a list's filters narrow it to: one type's pages, else one `show_in_menus`
+ * value's; several types, or none, the whole scope's (their interleaving is the scope's order).
+ */
+function narrowingOf(query: ListQuery): Narrowing {
+  if (query.types !== null && query.types.size === 1) return { type: [...query.types][0]! }
+  if (query.filters.showInMenus !== undefined) return { menus: query.filters.showInMenus }
+  return undefined
+}
+
 /** The one tree filter of a list, when it has exactly one naming a page of the snapshot. */
 function treeFilter(snapshot: Snapshot, query: ListQuery): { kind: 'children' | 'descendants' | 'ancestors'; page: PageRecord } | undefined {
   const set = [
@@ -122,7 +132,7 @@ export function listKeys(snapshot: Snapshot, query: ListQuery, shown: readonly P
   const filter = treeFilter(snapshot, query)
   if (filter?.kind === 'ancestors') return ancestorsListKeys(snapshot, query, filter.page)
   const scope: KeyScope = filter === undefined ? LIST_SCOPE : { kind: filter.kind, id: filter.page.id }
-  const base = [ALL_PAGES_KEY, membershipKey(scope)]
+  const base = [ALL_PAGES_KEY, membershipKey(scope, narrowingOf(query))]
   for (const field of filteredFields(query)) base.push(fieldKey(scope, field))
   const named = new Set<number>()
   // A list that shows no item shows no address: only the removal of its page changes it.

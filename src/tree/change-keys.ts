@@ -17,7 +17,7 @@ import { htmlUrlOf, localeOf, publishedMicrosOf } from './page-meta.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 import {
   LIST_SCOPE, READ_KEY, ancestorsKey, existsKey, fieldKey, fieldsKey, itemKey, itemsKey, membershipKey, pageKey, pathKey, summaryKey,
-  type FilterField, type KeyScope,
+  type FilterField, type KeyScope, type Narrowing,
 } from './surrogate-keys.js'
 
 /** The pages a tree diff found; ids in the tree order of the snapshot they are in. */
@@ -46,16 +46,35 @@ function withoutParent(detail: string): string {
   return parent === undefined ? detail : detail.slice(0, parent.start) + detail.slice(parent.end)
 }
 
+/** One page of each type and of each `show_in_menus` value of the snapshot, once per snapshot. */
+const representativesOf = new WeakMap<Snapshot, readonly PageRecord[]>()
+function representatives(snapshot: Snapshot): readonly PageRecord[] {
+  let found = representativesOf.get(snapshot)
+  if (found === undefined) {
+    const byValue = new Map<string, PageRecord>()
+    for (const page of snapshot.pages) {
+      if (!byValue.has(`type ${page.type}`)) byValue.set(`type ${page.type}`, page)
+      if (!byValue.has(`menus ${page.showInMenus}`)) byValue.set(`menus ${page.showInMenus}`, page)
+    }
+    representativesOf.set(snapshot, (found = [...byValue.values()]))
+  }
+  return found
+}
+
 /** Adds a scope key for every scope a page lies in, once per tree and kind of key. */
 class ScopeKeys {
   private readonly walked = new Map<string, Set<number>>()
   constructor(private readonly keys: Set<string>) {}
 
-  /** `keyOf` of the page's parent's children, of every page above it's descendants, and of the whole list. */
-  add(snapshot: Snapshot, tree: string, page: PageRecord, kind: string, keyOf: (scope: KeyScope) => string): void {
+  /**
+   * `keyOf` of the page's parent's children, of every page above it's descendants, and of the
+   * whole list; of the first alone (`children`) or of the others alone (`above`) when asked.
+   */
+  add(snapshot: Snapshot, tree: string, page: PageRecord, kind: string, keyOf: (scope: KeyScope) => string, only?: 'children' | 'above'): void {
+    if (only !== 'above' && page.parentId !== null) this.keys.add(keyOf({ kind: 'children', id: page.parentId }))
+    if (only === 'children') return
     this.keys.add(keyOf(LIST_SCOPE))
     if (page.parentId === null) return
-    this.keys.add(keyOf({ kind: 'children', id: page.parentId }))
     let walked = this.walked.get(`${tree}\u0000${kind}`)
     if (walked === undefined) this.walked.set(`${tree}\u0000${kind}`, (walked = new Set()))
     for (let id: number | null = page.parentId; id !== null && !walked.has(id); ) {
@@ -106,19 +125,31 @@ export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChan
   // item keeps its bytes, and so its keys, through a move of the pages above it.
   for (const id of changes.removed) keys.add(existsKey(id))
 
-  // Membership: pages that came, went or moved, and pages of another type, in both trees. A page
-  // below one that came or went is in no scope the other tree had.
-  const typeChanged = changes.changed.filter((id) => before(id).type !== after(id).type)
-  for (const [snapshot, tree, ids] of [
-    [previous, 'previous', [...changes.removed, ...changes.moved, ...typeChanged]],
-    [next, 'next', [...changes.added, ...changes.moved, ...typeChanged]],
-  ] as const) {
-    const gone = new Set(snapshot === previous ? changes.removed : changes.added)
-    for (const id of ids) {
-      const page = snapshot.byId.get(id)!
-      if (gone.has(id) && page.parentId !== null && gone.has(page.parentId)) continue
-      scopes.add(snapshot, tree, page, 'membership', membershipKey)
+  // Membership: pages that came, went or moved (with every page below them), and pages of another
+  // type, in both trees; for each, its scopes' membership as a whole and narrowed to its type and
+  // its `show_in_menus` value. A page below one that came or went is its top page's.
+  const typeChanged = new Set(changes.changed.filter((id) => before(id).type !== after(id).type))
+  const entered = (snapshot: Snapshot, tree: string, page: PageRecord, withSubtree: boolean) => {
+    const narrowings = new Map<string, Narrowing>([['', undefined]])
+    const note = (p: PageRecord) => {
+      narrowings.set(`type ${p.type}`, { type: p.type })
+      narrowings.set(`menus ${p.showInMenus}`, { menus: p.showInMenus })
     }
+    note(page)
+    // Its children's scope holds the page alone; the scopes above hold its subtree too.
+    for (const [key, narrowing] of narrowings) scopes.add(snapshot, tree, page, `m ${key}`, (scope) => membershipKey(scope, narrowing), 'children')
+    // Without exact subtrees, what is below a page is not one range: every type and value is.
+    if (withSubtree) for (const below of snapshot.treeExact ? snapshot.pages.slice(page.order + 1, page.subtreeEnd) : representatives(snapshot)) note(below)
+    for (const [key, narrowing] of narrowings) scopes.add(snapshot, tree, page, `m ${key}`, (scope) => membershipKey(scope, narrowing), 'above')
+  }
+  for (const [snapshot, tree, gone] of [[previous, 'previous', changes.removed], [next, 'next', changes.added]] as const) {
+    const goneSet = new Set(gone)
+    for (const id of [...gone, ...changes.moved]) {
+      const page = snapshot.byId.get(id)!
+      if (goneSet.has(id) && page.parentId !== null && goneSet.has(page.parentId)) continue
+      entered(snapshot, tree, page, true)
+    }
+    for (const id of typeChanged) entered(snapshot, tree, snapshot.byId.get(id)!, false)
   }
 
   for (const id of byPreviousOrder(changes.changed)) {

@@ -21,6 +21,8 @@
  * - `cms-fields-<id>`: the rest of what `?fields=` may show of it in a listing (its stored detail,
  *   `meta.parent` aside);
  * - `cms-<S>`: which pages a scope holds, in which order, of which types (membership);
+ * - `cms-<S>-type-<app.model>`, `cms-<S>-menus-<true|false>`: the same, of the pages of one type
+ *   or one `show_in_menus` value only (the membership of a list filtered by it);
  * - `cms-<S>-<field>`: the values of one field a list filters or orders on, over the scope;
  * - `cms-<S>-items`: every item of the scope, for a list too long to name its items one by one;
  * - `cms-read`: every answer read through from the CMS (search, text order…);
@@ -47,7 +49,12 @@ export const FILTER_FIELDS = ['title', 'slug', 'seo_title', 'search_description'
 export type FilterField = (typeof FILTER_FIELDS)[number]
 
 const scopeText = (scope: KeyScope): string => (scope.kind === 'list' ? 'list' : `${scope.kind}-${scope.id}`)
-export const membershipKey = (scope: KeyScope): string => `cms-${scopeText(scope)}`
+/** What a list's membership is narrowed to: a type's pages, or a `show_in_menus` value's. */
+export type Narrowing = { readonly type: string } | { readonly menus: boolean } | undefined
+
+const narrowingText = (narrowing: Narrowing): string =>
+  narrowing === undefined ? '' : 'type' in narrowing ? `-type-${narrowing.type.toLowerCase()}` : `-menus-${narrowing.menus}`
+export const membershipKey = (scope: KeyScope, narrowing?: Narrowing): string => `cms-${scopeText(scope)}${narrowingText(narrowing)}`
 export const fieldKey = (scope: KeyScope, field: FilterField): string => `cms-${scopeText(scope)}-${field}`
 export const itemsKey = (scope: KeyScope): string => `cms-${scopeText(scope)}-items`
 export const LIST_SCOPE: KeyScope = Object.freeze({ kind: 'list' })

@@ -23,6 +23,9 @@ const model: TreeModel = {
 }
 const previous = snapshotOf(model, 1)
 const after = (...mutations: Mutation[]) => snapshotOf(applyMutations(model, mutations), 2)
+/** Membership keys of scopes, whole and narrowed to the blog pages' type and one show_in_menus value. */
+const scoped = (scopes: string[], menus: 'true' | 'false') =>
+  scopes.flatMap((scope) => [`cms-${scope}`, `cms-${scope}-menus-${menus}`, `cms-${scope}-type-blog.blogpage`])
 /** Mutations pick pages by position in the sorted ids; these name them by id. */
 const idx = (id: number) => [...model.pages.keys()].sort((a, b) => a - b).indexOf(id)
 const nonRootIdx = (id: number) => idx(id) - 1
@@ -78,15 +81,15 @@ describe('diffSnapshots', () => {
     const change = diffSnapshots(snapshotOf(wide, 1), snapshotOf(applyMutation(wide, { kind: 'reorder', parent: 0, from: 5, to: 0 }), 2))
     expect(change.moved).toEqual([7])
     expect(change.changed).toEqual([])
-    expect(change.purgeKeys).toEqual(['cms-children-1', 'cms-descendants-1', 'cms-list', 'cms-read'])
+    expect(change.purgeKeys).toEqual([...scoped(['children-1', 'descendants-1', 'list'], 'false'), 'cms-read'].sort())
   })
 
   it('purges a deleted subtree through its top page\'s place, and the scopes it leaves', () => {
     const change = diffSnapshots(previous, after({ kind: 'delete', target: nonRootIdx(4) }))
     expect(change.removed).toEqual([4, 7])
     expect(change.purgeKeys).toEqual([
-      'cms-ancestors-4', 'cms-children-2', 'cms-descendants-1', 'cms-descendants-2', 'cms-exists-4', 'cms-exists-7', 'cms-list', 'cms-path-4', 'cms-read',
-    ])
+      'cms-ancestors-4', 'cms-exists-4', 'cms-exists-7', 'cms-path-4', 'cms-read', ...scoped(['children-2', 'descendants-1', 'descendants-2', 'list'], 'false'),
+    ].sort())
   })
 
   it('purges the scopes an added page enters, and its id\'s 404', () => {
@@ -94,7 +97,7 @@ describe('diffSnapshots', () => {
       kind: 'add', parent: idx(6), position: 0, fields: { type: 'blog.BlogPage', title: 'New', slug: 'new', showInMenus: true },
     }))
     expect(change.added).toEqual([8])
-    expect(change.purgeKeys).toEqual(['cms-children-6', 'cms-descendants-1', 'cms-descendants-3', 'cms-descendants-6', 'cms-list', 'cms-page-8', 'cms-read'])
+    expect(change.purgeKeys).toEqual(['cms-page-8', 'cms-read', ...scoped(['children-6', 'descendants-1', 'descendants-3', 'descendants-6', 'list'], 'true')].sort())
   })
 
   it('purges everything when the CMS answers in another dialect', () => {
