@@ -19,7 +19,7 @@ import type { ListQuery } from './page-selection.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 import {
   ALL_PAGES_KEY, KEY_HEADER_MAX_BYTES, ancestorsKey, existsKey, LIST_SCOPE, READ_KEY, fieldKey, fieldsKey, headerLength, itemKey, itemsKey, membershipKey,
-  pageKey, pathKey, summaryKey, type FilterField, type KeyScope, type Narrowing,
+  metaKey, pageKey, pathKey, summaryKey, type FilterField, type KeyScope, type Narrowing,
 } from './surrogate-keys.js'
 
 /** Calls `visit` with the page and every page above it, nearest first, while `visit` returns true. */
@@ -69,6 +69,9 @@ export const ABSENT_FIND_KEYS: readonly string[] = Object.freeze([ALL_PAGES_KEY,
 /** An answer read through from the CMS (search, text order, …): whatever changes may change it. */
 export const READ_THROUGH_KEYS: readonly string[] = Object.freeze([ALL_PAGES_KEY, READ_KEY])
 
+/** A stored detail's members every page type has; the others are `cms-fields-`'s. */
+export const GENERIC_MEMBERS: ReadonlySet<string> = new Set(['id', 'title', 'meta'])
+
 /** The fields a list's filters and order read, by their API names. */
 function filteredFields(query: ListQuery): FilterField[] {
   const fields: FilterField[] = []
@@ -114,7 +117,7 @@ function ancestorsListKeys(snapshot: Snapshot, query: ListQuery, page: PageRecor
   walkUp(snapshot, page, (current) => {
     if (current !== page) {
       keys.push(pathKey(current.id), itemKey(current.id))
-      if (readsFields) keys.push(fieldsKey(current.id))
+      if (readsFields) keys.push(metaKey(current.id), fieldsKey(current.id))
     }
     return true
   })
@@ -145,9 +148,12 @@ export function listKeys(snapshot: Snapshot, query: ListQuery, shown: readonly P
     })
   }
   const members: string[] = []
+  // With `?fields=`, an item is made of the stored detail (and the listing's `html_url`): its
+  // generic members, and the page type's own when the selection names any.
+  const typeFields = query.fields !== undefined && query.fields.body.some((name) => !GENERIC_MEMBERS.has(name))
   for (const page of shown) {
-    // With `?fields=`, an item is made of the stored detail (and the listing's `html_url`).
-    members.push(query.fields === undefined ? itemKey(page.id) : fieldsKey(page.id))
+    if (query.fields === undefined) members.push(itemKey(page.id))
+    else members.push(metaKey(page.id), ...(typeFields ? [fieldsKey(page.id)] : []))
     const parent = page.parentId === null ? undefined : snapshot.byId.get(page.parentId)
     if (parent === undefined) continue
     walkUp(snapshot, parent, (current) => {

@@ -135,10 +135,10 @@ describe('changeKeys property: an answer is purged exactly when its bytes change
       fc.property(arbitraryTree(20), arbitraryMutation, (tree, mutation: Mutation) => {
         checkStep(tree, applyMutations(tree, [mutation]), true, tally)
       }),
-      { numRuns: 150 },
+      { numRuns: 80 },
     )
     console.log(`one edit: ${tally.changed} answers changed, ${tally.purged} purged (${(tally.purged / Math.max(1, tally.changed)).toFixed(2)}x), ${tally.overPurged} of them unchanged`)
-    expect(tally.changed).toBeGreaterThan(500)
+    expect(tally.changed).toBeGreaterThan(300)
   })
 
   it('never leaves a changed answer unpurged after several edits in one sync, and counts what it purges beyond', () => {
@@ -147,17 +147,17 @@ describe('changeKeys property: an answer is purged exactly when its bytes change
       fc.property(arbitraryTree(20), fc.array(arbitraryMutation, { minLength: 2, maxLength: 4 }), (tree, mutations) => {
         checkStep(tree, applyMutations(tree, mutations), false, tally)
       }),
-      { numRuns: 100 },
+      { numRuns: 50 },
     )
     console.log(`several edits: ${tally.changed} answers changed, ${tally.purged} purged (${(tally.purged / Math.max(1, tally.changed)).toFixed(2)}x)`)
-    expect(tally.changed).toBeGreaterThan(500)
+    expect(tally.changed).toBeGreaterThan(300)
   })
 
   it('keeps an answer cached through edits that do not touch it, and purges it at the first that does', () => {
     // A CDN holds each answer with the keys of the snapshot it was fetched under, through a run
     // of syncs: it must never hold changed bytes, whenever it was fetched.
     fc.assert(
-      fc.property(arbitraryTree(16), fc.array(arbitraryMutation, { minLength: 2, maxLength: 5 }), (tree, mutations) => {
+      fc.property(arbitraryTree(12), fc.array(arbitraryMutation, { minLength: 2, maxLength: 4 }), (tree, mutations) => {
         let model = tree
         let snapshot = snapshotOf(withUniqueSlugs(model), 1)
         const held = new Map<string, { bytes: string; keys: readonly string[] }>()
@@ -183,7 +183,7 @@ describe('changeKeys property: an answer is purged exactly when its bytes change
           snapshot = next
         })
       }),
-      { numRuns: 60 },
+      { numRuns: 25 },
     )
   })
 })

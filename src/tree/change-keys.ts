@@ -12,11 +12,12 @@
  * @module
  */
 import { getPath, parseJsonSpans } from '../json/json-spans.js'
-import { bytesOf } from './detail-body.js'
+import { GENERIC_MEMBERS } from './answer-keys.js'
+import { bytesOf, type DetailBody } from './detail-body.js'
 import { htmlUrlOf, localeOf, publishedMicrosOf } from './page-meta.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 import {
-  LIST_SCOPE, READ_KEY, ancestorsKey, existsKey, fieldKey, fieldsKey, itemKey, itemsKey, membershipKey, pageKey, pathKey, summaryKey,
+  LIST_SCOPE, READ_KEY, ancestorsKey, existsKey, fieldKey, fieldsKey, itemKey, itemsKey, membershipKey, metaKey, pageKey, pathKey, summaryKey,
   type FilterField, type KeyScope, type Narrowing,
 } from './surrogate-keys.js'
 
@@ -40,10 +41,26 @@ const FIELD_VALUES: ReadonlyArray<readonly [FilterField, (page: PageRecord) => u
   ['first_published_at', publishedMicrosOf],
 ]
 
-/** A stored detail's text without its `meta.parent` member: what a listing's `?fields=` may show of it. */
-function withoutParent(detail: string): string {
-  const parent = getPath(parseJsonSpans(detail), ['meta', 'parent'])
-  return parent === undefined ? detail : detail.slice(0, parent.start) + detail.slice(parent.end)
+/**
+ * What a listing's `?fields=` may show of a stored detail, in two parts: its generic members (`id`,
+ * `title`, `meta` without `meta.parent`) and the page type's own.
+ */
+function listedParts(detail: DetailBody): { generic: string; own: string } {
+  const text = bytesOf(detail).toString('utf8')
+  const root = parseJsonSpans(text)
+  if (root.kind !== 'object') return { generic: text, own: text }
+  let generic = ''
+  let own = ''
+  for (const entry of root.entries) {
+    let value = text.slice(entry.value.start, entry.value.end)
+    if (entry.key === 'meta') {
+      const parent = getPath(entry.value, ['parent'])
+      if (parent !== undefined) value = text.slice(entry.value.start, parent.start) + text.slice(parent.end, entry.value.end)
+    }
+    if (GENERIC_MEMBERS.has(entry.key)) generic += `${JSON.stringify(entry.key)}:${value}\n`
+    else own += `${JSON.stringify(entry.key)}:${value}\n`
+  }
+  return { generic, own }
 }
 
 /** One page of each type and of each `show_in_menus` value of the snapshot, once per snapshot. */
@@ -161,17 +178,19 @@ export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChan
       scopes.add(previous, 'previous', old, field, (scope) => fieldKey(scope, field))
       scopes.add(next, 'next', now, field, (scope) => fieldKey(scope, field))
     }
-    // What lists show of the page, unless a place above it already purges every list showing it.
-    const detailChanged = !bytesOf(old.detail).equals(bytesOf(now.detail))
+    // What lists show of the page, unless a place above it already purges every list showing it:
+    // its listing item; with `?fields=`, its stored detail but `meta.parent`, and the listing's
+    // `html_url` (the generic part).
     const itemChanged = old.listItem !== now.listItem || old.typedListItem !== now.typedListItem
-    // `?fields=` items: the stored detail but `meta.parent`, and the listing's `html_url`.
-    const fieldsChanged = (detailChanged && withoutParent(bytesOf(old.detail).toString('utf8')) !== withoutParent(bytesOf(now.detail).toString('utf8'))) ||
-      htmlUrlOf(old) !== htmlUrlOf(now) || old.typedListItem !== now.typedListItem ||
+    const [oldParts, newParts] = bytesOf(old.detail).equals(bytesOf(now.detail)) ? [undefined, undefined] : [listedParts(old.detail), listedParts(now.detail)]
+    const metaChanged = oldParts?.generic !== newParts?.generic || htmlUrlOf(old) !== htmlUrlOf(now) || old.typedListItem !== now.typedListItem ||
       old.showInMenus !== now.showInMenus || old.seoTitle !== now.seoTitle || old.searchDescription !== now.searchDescription
-    if (itemChanged || fieldsChanged) {
+    const fieldsChanged = oldParts?.own !== newParts?.own
+    if (itemChanged || metaChanged || fieldsChanged) {
       const top = placedAbove(old)
       if (top === undefined) {
         if (itemChanged) keys.add(itemKey(id))
+        if (metaChanged) keys.add(metaKey(id))
         if (fieldsChanged) keys.add(fieldsKey(id))
       }
       scopes.add(previous, 'previous', top ?? old, 'items', itemsKey)

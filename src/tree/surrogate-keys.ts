@@ -18,8 +18,9 @@
  * - `cms-exists-<id>`: that the page is there at all (a list showing no item of its scope);
  * - `cms-ancestors-<id>`: which page the page hangs from (what its `ancestor_of` list holds);
  * - `cms-item-<id>`: the page's listing item (the listing's default fields);
- * - `cms-fields-<id>`: the rest of what `?fields=` may show of it in a listing (its stored detail,
- *   `meta.parent` aside);
+ * - `cms-meta-<id>`: what `?fields=` may show of it in a listing from its stored detail's `id`,
+ *   `title` and `meta` (`meta.parent` aside);
+ * - `cms-fields-<id>`: the same from the stored detail's other fields (its page type's own);
  * - `cms-<S>`: which pages a scope holds, in which order, of which types (membership);
  * - `cms-<S>-type-<app.model>`, `cms-<S>-menus-<true|false>`: the same, of the pages of one type
  *   or one `show_in_menus` value only (the membership of a list filtered by it);
@@ -38,6 +39,7 @@ export const pathKey = (id: number): string => `cms-path-${id}`
 export const existsKey = (id: number): string => `cms-exists-${id}`
 export const ancestorsKey = (id: number): string => `cms-ancestors-${id}`
 export const itemKey = (id: number): string => `cms-item-${id}`
+export const metaKey = (id: number): string => `cms-meta-${id}`
 export const fieldsKey = (id: number): string => `cms-fields-${id}`
 export const endpointKey = (name: string): string => `cms-endpoint-${name.toLowerCase()}`
 

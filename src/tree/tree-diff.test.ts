@@ -50,7 +50,7 @@ describe('diffSnapshots', () => {
     expect(change.added.length + change.removed.length + change.moved.length).toBe(0)
     expect(change.purgeKeys).toEqual([
       'cms-children-4-items', 'cms-children-4-title', 'cms-descendants-1-items', 'cms-descendants-1-title', 'cms-descendants-2-items',
-      'cms-descendants-2-title', 'cms-descendants-4-items', 'cms-descendants-4-title', 'cms-fields-7', 'cms-item-7', 'cms-list-items', 'cms-list-title',
+      'cms-descendants-2-title', 'cms-descendants-4-items', 'cms-descendants-4-title', 'cms-item-7', 'cms-list-items', 'cms-list-title', 'cms-meta-7',
       'cms-page-7', 'cms-read',
     ])
   })
