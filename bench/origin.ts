@@ -21,6 +21,8 @@
  *                         one more kind of edit, for the soak (scripts/soak.ts); without an id (create
  *                         takes none) the page is picked at random. delete, unpublish and publish only
  *                         touch pages that create made, so the generated site's pages keep answering 200.
+ *                         {"op": "nest", "id": 42, "parentId": 7}: moves page 42 and its subtree below
+ *                         page 7 (not below itself), to build the subtree the `purge` row moves.
  *   GET  /info            pages, latency, root id and a sample of page ids
  *
  * The process exits when its standard input closes (the orchestrator died) or on SIGTERM/SIGINT.
@@ -115,7 +117,7 @@ function editPage(requested: unknown): { id: number; title: string; path: string
   return { id, title, path: `/api/v1/cms/pages/${id}/` }
 }
 
-const MUTATIONS = ['flag', 'body', 'move', 'create', 'delete', 'unpublish', 'publish'] as const
+const MUTATIONS = ['flag', 'body', 'move', 'nest', 'create', 'delete', 'unpublish', 'publish'] as const
 type Mutation = (typeof MUTATIONS)[number]
 
 function pickOne<T>(items: readonly T[], what: string): T {
@@ -139,7 +141,13 @@ function target(requested: unknown, candidates: readonly FakePage[], what: strin
  * methods (a delete takes the subtree with it); `pages` is then re-read from the store, so
  * `/edit` and `/info` see the same tree.
  */
-function mutatePage(op: Mutation, requested: unknown): Record<string, unknown> {
+/** Whether `id` is `ancestor` or below it. */
+function isWithin(id: number, ancestor: number): boolean {
+  for (let current: number | null = id; current !== null; current = pageById(current).parentId) if (current === ancestor) return true
+  return false
+}
+
+function mutatePage(op: Mutation, requested: unknown, parentId?: unknown): Record<string, unknown> {
   const nonRoot = pages.filter((page) => page.parentId !== null)
   // Top-level LandingPages: the only new parents, so a move never puts a page below itself.
   const landings = pages.filter((page) => page.parentId === GENERATED_ROOT_ID && page.type === 'cms.LandingPage')
@@ -164,6 +172,14 @@ function mutatePage(op: Mutation, requested: unknown): Record<string, unknown> {
       const page = target(requested, nonRoot.filter((each) => each.parentId !== GENERATED_ROOT_ID), 'page below the top level')
       if (page.parentId === GENERATED_ROOT_ID) throw new Error('only pages below the top level move')
       const parent = pickOne(landings.filter((each) => each.id !== page.parentId), 'other LandingPage')
+      origin.movePage(page.id, parent.id)
+      answer = { id: page.id, parentId: parent.id }
+      break
+    }
+    case 'nest': {
+      const page = pageById(nonNegativeInteger(requested, 'id'))
+      const parent = pageById(nonNegativeInteger(parentId, 'parentId'))
+      if (page.parentId === null || isWithin(parent.id, page.id)) throw new Error(`page ${page.id} cannot move below ${parent.id}`)
       origin.movePage(page.id, parent.id)
       answer = { id: page.id, parentId: parent.id }
       break
@@ -252,7 +268,7 @@ async function control(req: IncomingMessage, res: ServerResponse): Promise<void>
     case 'POST /mutate': {
       const body = await readJson(req)
       if (!(MUTATIONS as readonly unknown[]).includes(body.op)) throw new Error(`op must be one of ${MUTATIONS.join(', ')}`)
-      answer = mutatePage(body.op as Mutation, body.id)
+      answer = mutatePage(body.op as Mutation, body.id, body.parentId)
       break
     }
     case 'GET /info':

@@ -21,6 +21,7 @@ import { check, fmtInt, fmtMs, verdict } from '../lib/report.js'
 import { shieldMetrics } from '../lib/shield.js'
 import { percentileOfSorted } from '../lib/stats.js'
 import { startVarnishRecorder } from '../lib/varnish-recorder.js'
+import { purgePrecision } from './purge-precision.js'
 
 /** The product's promise: an edit shows through the CDN within about a second. */
 const LAG_TARGET_MS = 1_000
@@ -80,8 +81,8 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
     try {
       log(`  ready: leader ${(leader.readyAfterMs / 1000).toFixed(1)} s after spawn; ${varnish.purges.length} purges before the first edit`)
       const editOnce = async (): Promise<{ id: number; endToEndMs: number; purgesSeen: number; missing: string[]; keys: number }> => {
-        // The keys the page's detail carries before the edit (less `cms-pages`, the dialect key,
-        // which no edit purges): all of them must come with the purge.
+        // The keys the page's detail carries (less `cms-pages`, the dialect key, which no edit
+        // purges): the purge must name one of them, or the CDN keeps the old detail.
         const edit = await postJson<{ id: number; title: string; path: string }>(`${origin.control}/edit`, {}, 5_000)
         const pageKey = `cms-page-${edit.id}`
         const before = varnish.purges.length
@@ -98,7 +99,7 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
           id: edit.id,
           endToEndMs: received ? received.at - sent : Number.NaN,
           purgesSeen: varnish.purges.length - before,
-          missing: received ? carried.filter((key) => !purgedKeys.has(key)) : [pageKey],
+          missing: received && carried.some((key) => purgedKeys.has(key)) ? [] : [pageKey],
           keys: received?.keys.length ?? Number.NaN,
         }
       }
@@ -124,10 +125,10 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
       const lagP99 = lag.length > 0 ? percentileOfSorted(lag, 99) : Number.POSITIVE_INFINITY
       const e2eP50 = percentileOfSorted(endToEnd, 50)
       const e2eP99 = unseen > 0 ? Number.POSITIVE_INFINITY : percentileOfSorted(endToEnd, 99)
-      log(`  ${edits} edits: swap → acknowledged ${fmtMs(lagP50)} p50, ${fmtMs(lagP99)} p99 (${lag.length} log lines); PURGE → received ${fmtMs(e2eP50)} p50, ${fmtMs(e2eP99)} p99${unseen > 0 ? `, ${unseen} never` : ''}; keys per purge ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${purgesTotal} purges (${perEdit.toFixed(2)} per edit), ${missingKeys} page keys missing; purge gate: ${gate}`)
+      log(`  ${edits} edits: swap → acknowledged ${fmtMs(lagP50)} p50, ${fmtMs(lagP99)} p99 (${lag.length} log lines); PURGE → received ${fmtMs(e2eP50)} p50, ${fmtMs(e2eP99)} p99${unseen > 0 ? `, ${unseen} never` : ''}; keys per purge ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${purgesTotal} purges (${perEdit.toFixed(2)} per edit), ${missingKeys} details not purged; purge gate: ${gate}`)
       const lagCheck = addCheck(check(`${title}: CDN purge lag, swap → acknowledged (p99 ms)`, lagP99, '<=', LAG_TARGET_MS))
       const oneCheck = addCheck(check(`${title}: CDN purges per edit`, perEdit, '==', 1))
-      const everyCheck = addCheck(check(`${title}: edits whose purge arrived with every key of the page`, edits - done.filter((each) => each.missing.length > 0).length, '>=', edits))
+      const everyCheck = addCheck(check(`${title}: edits whose purge reached the page's detail`, edits - done.filter((each) => each.missing.length > 0).length, '>=', edits))
       rows.push({
         scenario: `${title}: CMS edit until the CDN purge is acknowledged (CDN_PURGE_VARNISH, purge gate waiting for both followers)`,
         shield: `swap → acknowledged ${fmtMs(lagP50)} p50, ${fmtMs(lagP99)} p99 (the syncing instance's log, ${lag.length} purges); PURGE at the syncing instance → purge received ${fmtMs(e2eP50)} p50, ${fmtMs(e2eP99)} p99 over ${edits} edits${unseen > 0 ? `, ${unseen} never within 30 s` : ''}`,
@@ -137,9 +138,9 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
       })
       rows.push({
         scenario: `${title}: CDN purges per edit / keys per purge`,
-        shield: `${perEdit.toFixed(2)} (${purgesTotal} for ${edits} edits, none from the followers expected) / ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${missingKeys} of the pages' keys missing; the purge gate's waits: ${gate}`,
+        shield: `${perEdit.toFixed(2)} (${purgesTotal} for ${edits} edits, none from the followers expected) / ${percentileOfSorted(keys, 50)} median, ${keys.at(-1)} max; ${missingKeys} edited details not purged; the purge gate's waits: ${gate}`,
         fastify: '—', node: '—', vsFastify: '—', vsNode: '—',
-        target: '1 / every key of the page',
+        target: '1 / the page\'s detail purged',
         met: `${verdict(oneCheck)} / ${verdict(everyCheck)}`,
       })
       const existing = (results.purge ?? {}) as Record<string, unknown>
@@ -147,6 +148,8 @@ async function purgeAt(ctx: BenchContext, pages: number, edits: number): Promise
         ...existing,
         [String(site.pages)]: { pages: site.pages, edits, lagMs: lag, endToEndMs: endToEnd, unseen, keysPerPurge: keys, purges: purgesTotal, purgesPerEdit: perEdit, missingKeys, gate: gateAfter, gateBefore },
       }
+      // Precision needs a tree large enough to move a subtree of a thousand pages.
+      if (pages === ctx.config.largePages) await purgePrecision(ctx, cluster, varnish, title)
     } finally {
       await cluster.stop()
     }

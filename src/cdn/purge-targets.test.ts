@@ -10,7 +10,8 @@ import { createCloudflareTarget } from './cloudflare-target.js'
 import { createFastlyTarget } from './fastly-target.js'
 import { createPurgeDelivery, type PurgeReport } from './purge-delivery.js'
 import type { PurgeHttp, PurgeTarget } from './purge-target.js'
-import { createVarnishTarget } from './varnish-target.js'
+import { MAX_KEY_LENGTH } from '../tree/surrogate-keys.js'
+import { createVarnishTarget, VARNISH_MAX_KEYS } from './varnish-target.js'
 
 const NOW = Date.UTC(2026, 0, 1)
 const http: PurgeHttp = { timeoutMs: 5_000, now: () => NOW }
@@ -165,6 +166,11 @@ describe('the Cloudflare target', () => {
 })
 
 describe('the Varnish target', () => {
+  it('keeps a request\'s xkey-purge within Varnish\'s default 8 KB request header, whatever the keys', () => {
+    const longest = 'xkey-softpurge: '.length + VARNISH_MAX_KEYS * (MAX_KEY_LENGTH + 1)
+    expect(longest).toBeLessThanOrEqual(8192)
+  })
+
   it('sends PURGE / with the keys space-separated in xkey-purge, or xkey-softpurge when soft', async () => {
     const varnish = await fake(startVarnishRecorder())
     const hard = deliver(createVarnishTarget({ baseUrl: varnish.url, soft: false, http }))

@@ -5,8 +5,11 @@
  */
 import { exchange, type PurgeHttp, type PurgeTarget } from './purge-target.js'
 
-/** Keeps the header well under Varnish's default 8 KB request header limit (docs/cdn-purging.md#varnish-xkey). */
-export const VARNISH_MAX_KEYS = 200
+/**
+ * Keeps the header under Varnish's default 8 KB request header limit (`http_req_hdr_len`): keys of
+ * at most `MAX_KEY_LENGTH` bytes and their separators (docs/cdn-purging.md#varnish-xkey).
+ */
+export const VARNISH_MAX_KEYS = 120
 
 export interface VarnishTargetOptions {
   /** Base URL, `http://host:port` (a path prefix is kept: `PURGE <prefix>/`). */

@@ -3,7 +3,7 @@ import { makeSnapshot, probeTree } from '../../test/helpers/make-snapshot.js'
 import { ABSENT_FIND_KEYS, absentDetailKeys, detailKeys, findKeys, listKeys } from './answer-keys.js'
 import type { ListQuery } from './page-selection.js'
 import { selectPages } from './select-pages.js'
-import { KEY_HEADER_MAX_BYTES, headerLength, tagHeaders } from './surrogate-keys.js'
+import { KEY_HEADER_MAX_BYTES, MAX_KEY_LENGTH, headerLength, tagHeaders } from './surrogate-keys.js'
 
 /** 3 Home › {4 Blog One › 6 Child; 5 Alpha; 8 alpha-alias} */
 const probe = probeTree()
@@ -59,6 +59,14 @@ describe('answer keys', () => {
     expect(findKeys(probe, probe.byId.get(6)!, false)).toEqual(['cms-pages', 'cms-path-6', 'cms-path-4', 'cms-path-3'])
     expect(findKeys(probe, probe.byId.get(6)!, true)).toContain('cms-item-6')
     expect(ABSENT_FIND_KEYS).toEqual(['cms-pages', 'cms-list', 'cms-list-slug'])
+  })
+
+  it('keeps every key within MAX_KEY_LENGTH, narrowing to a long type name by the whole scope instead', () => {
+    const longType = `app.${'VeryLong'.repeat(8)}Page`
+    const keys = keysOf(query({ descendantOf: 3, types: new Set([longType]), specific: true, filters: { searchDescription: 'x' } }))
+    expect(keys).toContain('cms-descendants-3')
+    expect(keys.every((key) => key.length <= MAX_KEY_LENGTH)).toBe(true)
+    expect(keysOf(query({ descendantOf: 3, types: new Set(['blog.BlogPage']), specific: true }))).toContain('cms-descendants-3-type-blog.blogpage')
   })
 
   it('uses only lower-case tokens without spaces or commas', () => {

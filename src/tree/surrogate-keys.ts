@@ -56,7 +56,17 @@ export type Narrowing = { readonly type: string } | { readonly menus: boolean } 
 
 const narrowingText = (narrowing: Narrowing): string =>
   narrowing === undefined ? '' : 'type' in narrowing ? `-type-${narrowing.type.toLowerCase()}` : `-menus-${narrowing.menus}`
-export const membershipKey = (scope: KeyScope, narrowing?: Narrowing): string => `cms-${scopeText(scope)}${narrowingText(narrowing)}`
+/**
+ * The longest key: a purge request names many (`src/cdn/varnish-target.ts`), so each stays short.
+ * The longest fixed ones are `cms-descendants-<ten digits>-search_description`, 45 bytes.
+ */
+export const MAX_KEY_LENGTH = 60
+
+/** Narrowed to a type whose name would pass {@link MAX_KEY_LENGTH}: the whole scope's key, which every change of membership purges too. */
+export function membershipKey(scope: KeyScope, narrowing?: Narrowing): string {
+  const narrowed = `cms-${scopeText(scope)}${narrowingText(narrowing)}`
+  return narrowed.length <= MAX_KEY_LENGTH ? narrowed : `cms-${scopeText(scope)}`
+}
 export const fieldKey = (scope: KeyScope, field: FilterField): string => `cms-${scopeText(scope)}-${field}`
 export const itemsKey = (scope: KeyScope): string => `cms-${scopeText(scope)}-items`
 export const LIST_SCOPE: KeyScope = Object.freeze({ kind: 'list' })
