@@ -1,12 +1,13 @@
 /**
  * What a response depends on: its scope in the page tree, and a digest of exactly that part.
  *
- * Two features rest on this one notion. Content-addressed cache keys: a cached list body or CMS
- * answer keyed by {@link scopeDigest} survives a sync that changed nothing it shows, and misses
- * after one that did, on every instance alike, without any explicit invalidation. Tree-aware CDN
- * tags (`surrogate-keys.ts`, `tree-diff.ts`) name the same scopes. Wagtail itself purges only a
- * published page's URL and detail URL (docs/wagtail-compatibility.md#what-wagtail-purges), never listings and never on moves, which is
- * why the dependency has to be worked out from the tree here.
+ * Content-addressed cache keys rest on it: a cached list body or CMS answer keyed by
+ * {@link scopeDigest} survives a sync that changed nothing it shows, and misses after one that
+ * did, on every instance alike, without any explicit invalidation. Wagtail itself purges only a
+ * published page's URL and detail URL (docs/wagtail-compatibility.md#what-wagtail-purges), never
+ * listings and never on moves, which is why the dependency has to be worked out from the tree
+ * here. CDN keys (`answer-keys.ts`) name finer inputs than a scope, for purges as precise as the
+ * change.
  *
  * A scope is conservative: when a response's dependency cannot be named precisely (no tree
  * filter, several of them, an id we cannot read, a tree whose subtrees are not exact) it is the

@@ -7,8 +7,8 @@
  * html_url and title). So a slug change or a move changes the whole subtree's bytes, and a
  * parent's new title changes its children's details — exactly what a real sync delivers.
  *
- * Not a test file (vitest includes `*.test.ts`); imported by `list-scope.test.ts` and
- * `tree-diff.test.ts`.
+ * Not a test file (vitest includes `*.test.ts`); imported by `list-scope.test.ts`,
+ * `tree-diff.test.ts` and `change-keys.test.ts`.
  * @module
  */
 import fc from 'fast-check'
