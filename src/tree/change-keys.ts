@@ -102,33 +102,42 @@ class ScopeKeys {
   }
 }
 
-/**
- * The keys of every input that changed between `previous` and `next` (`cms-read` whenever
- * anything did). `changes` is the tree diff of the two (`tree-diff.ts`).
- */
-export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChangeSets): Set<string> {
-  const keys = new Set<string>([READ_KEY])
-  const scopes = new ScopeKeys(keys)
-  const before = (id: number) => previous.byId.get(id)!
-  const after = (id: number) => next.byId.get(id)!
-  const byPreviousOrder = (ids: Iterable<number>) => [...ids].sort((a, b) => before(a).order - before(b).order)
+/** What the steps below share: both trees, the keys so far, and the pages whose place changed. */
+interface Purge {
+  readonly previous: Snapshot
+  readonly next: Snapshot
+  readonly keys: Set<string>
+  readonly scopes: ScopeKeys
+  /** Pages whose `cms-path-` key is purged. */
+  readonly placed: Set<number>
+}
 
-  // Places: a page removed, under another parent, or at another address. Top-down, so that a
-  // page below one already named is left to it.
-  const placed = new Set<number>()
-  const placedAbove = (page: PageRecord): PageRecord | undefined => {
-    let top: PageRecord | undefined
-    for (let id = page.parentId; id !== null; ) {
-      const above = previous.byId.get(id)
-      if (above === undefined) break
-      if (placed.has(id)) top = above
-      id = above.parentId
-    }
-    return top
+const byPreviousOrder = (previous: Snapshot, ids: Iterable<number>) =>
+  [...ids].sort((a, b) => previous.byId.get(a)!.order - previous.byId.get(b)!.order)
+
+/** The highest page above `page` (in the previous tree) whose place changed, if any. */
+function placedAbove(purge: Purge, page: PageRecord): PageRecord | undefined {
+  let top: PageRecord | undefined
+  for (let id = page.parentId; id !== null; ) {
+    const above = purge.previous.byId.get(id)
+    if (above === undefined) break
+    if (purge.placed.has(id)) top = above
+    id = above.parentId
   }
-  for (const id of byPreviousOrder(new Set([...changes.removed, ...changes.changed, ...changes.moved]))) {
-    const old = before(id)
-    if (placedAbove(old) !== undefined) continue
+  return top
+}
+
+/**
+ * Places: a page removed, under another parent, or at another address. Top-down, so that a page
+ * below one already named is left to it. And the lists of the scopes of a page that went, which
+ * fail now: each page's own key, since a list that shows no item keeps its bytes, and so its
+ * keys, through a move of the pages above it.
+ */
+function purgePlaces(purge: Purge, changes: PageChangeSets): void {
+  const { previous, next, keys, placed } = purge
+  for (const id of byPreviousOrder(previous, new Set([...changes.removed, ...changes.changed, ...changes.moved]))) {
+    const old = previous.byId.get(id)!
+    if (placedAbove(purge, old) !== undefined) continue
     const now = next.byId.get(id)
     if (now === undefined || now.parentId !== old.parentId || htmlUrlOf(now) !== htmlUrlOf(old)) {
       placed.add(id)
@@ -137,15 +146,17 @@ export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChan
     // Its own `ancestor_of` list holds another chain.
     if (now === undefined || now.parentId !== old.parentId) keys.add(ancestorsKey(id))
   }
-
-  // Lists of the scopes of a page that went fail now. Each page's own key: a list that shows no
-  // item keeps its bytes, and so its keys, through a move of the pages above it.
   for (const id of changes.removed) keys.add(existsKey(id))
+}
 
-  // Membership: pages that came, went or moved (with every page below them), and pages of another
-  // type, in both trees; for each, its scopes' membership as a whole and narrowed to its type and
-  // its `show_in_menus` value. A page below one that came or went is its top page's.
-  const typeChanged = new Set(changes.changed.filter((id) => before(id).type !== after(id).type))
+/**
+ * Membership: pages that came, went or moved (with every page below them), and pages of another
+ * type, in both trees; for each, its scopes' membership as a whole and narrowed to its type and
+ * its `show_in_menus` value. A page below one that came or went is its top page's.
+ */
+function purgeMembership(purge: Purge, changes: PageChangeSets): void {
+  const { previous, next, scopes } = purge
+  const typeChanged = changes.changed.filter((id) => previous.byId.get(id)!.type !== next.byId.get(id)!.type)
   const entered = (snapshot: Snapshot, tree: string, page: PageRecord, withSubtree: boolean) => {
     const narrowings = new Map<string, Narrowing>([['', undefined]])
     const note = (p: PageRecord) => {
@@ -153,7 +164,7 @@ export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChan
       narrowings.set(`menus ${p.showInMenus}`, { menus: p.showInMenus })
     }
     note(page)
-    // Its children's scope holds the page alone; the scopes above hold its subtree too.
+    // Its parent's children hold the page alone; the scopes above hold its subtree too.
     for (const [key, narrowing] of narrowings) scopes.add(snapshot, tree, page, `m ${key}`, (scope) => membershipKey(scope, narrowing), 'children')
     // Without exact subtrees, what is below a page is not one range: every type and value is.
     if (withSubtree) for (const below of snapshot.treeExact ? snapshot.pages.slice(page.order + 1, page.subtreeEnd) : representatives(snapshot)) note(below)
@@ -168,47 +179,64 @@ export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChan
     }
     for (const id of typeChanged) entered(snapshot, tree, snapshot.byId.get(id)!, false)
   }
+}
 
-  for (const id of byPreviousOrder(changes.changed)) {
-    const old = before(id)
-    const now = after(id)
-    // Filtered and ordered fields, over every scope the page is in.
-    for (const [field, valueOf] of FIELD_VALUES) {
-      if (valueOf(old) === valueOf(now)) continue
-      scopes.add(previous, 'previous', old, field, (scope) => fieldKey(scope, field))
-      scopes.add(next, 'next', now, field, (scope) => fieldKey(scope, field))
-    }
-    // What lists show of the page, unless a place above it already purges every list showing it:
-    // its listing item; with `?fields=`, its stored detail but `meta.parent`, and the listing's
-    // `html_url` (the generic part).
-    const itemChanged = old.listItem !== now.listItem || old.typedListItem !== now.typedListItem
-    const [oldParts, newParts] = bytesOf(old.detail).equals(bytesOf(now.detail)) ? [undefined, undefined] : [listedParts(old.detail), listedParts(now.detail)]
-    const metaChanged = oldParts?.generic !== newParts?.generic || htmlUrlOf(old) !== htmlUrlOf(now) || old.typedListItem !== now.typedListItem ||
-      old.showInMenus !== now.showInMenus || old.seoTitle !== now.seoTitle || old.searchDescription !== now.searchDescription
-    const fieldsChanged = oldParts?.own !== newParts?.own
-    if (itemChanged || metaChanged || fieldsChanged) {
-      const top = placedAbove(old)
-      if (top === undefined) {
-        if (itemChanged) keys.add(itemKey(id))
-        if (metaChanged) keys.add(metaKey(id))
-        if (fieldsChanged) keys.add(fieldsKey(id))
-      }
-      scopes.add(previous, 'previous', top ?? old, 'items', itemsKey)
-    }
-    // Its children's details show its type and title.
-    if ((old.title !== now.title || old.type !== now.type) && (previous.childrenOf.get(id)?.length ?? 0) > 0) keys.add(summaryKey(id))
+/**
+ * A page in both trees with other bytes: the fields lists filter and order on, over every scope
+ * it is in; what lists show of it (its listing item; with `?fields=`, its stored detail but
+ * `meta.parent`, and the listing's `html_url`), unless a place above it already purges every list
+ * showing it; its summary, which its children's details show.
+ */
+function purgeContent(purge: Purge, old: PageRecord, now: PageRecord): void {
+  const { previous, next, keys, scopes } = purge
+  for (const [field, valueOf] of FIELD_VALUES) {
+    if (valueOf(old) === valueOf(now)) continue
+    scopes.add(previous, 'previous', old, field, (scope) => fieldKey(scope, field))
+    scopes.add(next, 'next', now, field, (scope) => fieldKey(scope, field))
   }
+  const itemChanged = old.listItem !== now.listItem || old.typedListItem !== now.typedListItem
+  const [oldParts, newParts] = bytesOf(old.detail).equals(bytesOf(now.detail)) ? [undefined, undefined] : [listedParts(old.detail), listedParts(now.detail)]
+  const metaChanged = oldParts?.generic !== newParts?.generic || htmlUrlOf(old) !== htmlUrlOf(now) || old.typedListItem !== now.typedListItem ||
+    old.showInMenus !== now.showInMenus || old.seoTitle !== now.seoTitle || old.searchDescription !== now.searchDescription
+  const fieldsChanged = oldParts?.own !== newParts?.own
+  if (itemChanged || metaChanged || fieldsChanged) {
+    const top = placedAbove(purge, old)
+    if (top === undefined) {
+      if (itemChanged) keys.add(itemKey(old.id))
+      if (metaChanged) keys.add(metaKey(old.id))
+      if (fieldsChanged) keys.add(fieldsKey(old.id))
+    }
+    scopes.add(previous, 'previous', top ?? old, 'items', itemsKey)
+  }
+  if ((old.title !== now.title || old.type !== now.type) && (previous.childrenOf.get(old.id)?.length ?? 0) > 0) keys.add(summaryKey(old.id))
+}
 
-  // Details: each one whose bytes changed, unless its parent's summary or a place at or above it
-  // is purged already.
+/**
+ * Details: each one whose bytes changed, unless its parent's summary or a place at or above it is
+ * purged already; and each id that came, whose 404 a CDN may hold.
+ */
+function purgeDetails(purge: Purge, changes: PageChangeSets): void {
+  const { previous, next, keys, placed } = purge
   const covered = (page: PageRecord) =>
-    placed.has(page.id) || placedAbove(page) !== undefined || (page.parentId !== null && keys.has(summaryKey(page.parentId)))
+    placed.has(page.id) || placedAbove(purge, page) !== undefined || (page.parentId !== null && keys.has(summaryKey(page.parentId)))
   for (const id of changes.changed) {
-    const old = before(id)
-    if (!covered(old) && !bytesOf(old.detail).equals(bytesOf(after(id).detail))) keys.add(pageKey(id))
+    const old = previous.byId.get(id)!
+    if (!covered(old) && !bytesOf(old.detail).equals(bytesOf(next.byId.get(id)!.detail))) keys.add(pageKey(id))
   }
-  for (const id of changes.removed) if (!covered(before(id))) keys.add(pageKey(id))
-  // A page that came: its id's 404, wherever it was cached.
+  for (const id of changes.removed) if (!covered(previous.byId.get(id)!)) keys.add(pageKey(id))
   for (const id of changes.added) keys.add(pageKey(id))
+}
+
+/**
+ * The keys of every input that changed between `previous` and `next` (`cms-read` whenever
+ * anything did). `changes` is the tree diff of the two (`tree-diff.ts`).
+ */
+export function changeKeys(previous: Snapshot, next: Snapshot, changes: PageChangeSets): Set<string> {
+  const keys = new Set<string>([READ_KEY])
+  const purge: Purge = { previous, next, keys, scopes: new ScopeKeys(keys), placed: new Set() }
+  purgePlaces(purge, changes)
+  purgeMembership(purge, changes)
+  for (const id of byPreviousOrder(previous, changes.changed)) purgeContent(purge, previous.byId.get(id)!, next.byId.get(id)!)
+  purgeDetails(purge, changes)
   return keys
 }
