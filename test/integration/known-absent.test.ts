@@ -50,7 +50,9 @@ describe('details of pages the tree does not hold', () => {
     expect(served.headers['vary']).toBe('Accept')
     expect(served.headers['allow']).toBe('GET, HEAD, OPTIONS')
     expect(served.headers['etag']).toBeUndefined()
-    expect(served.headers['cache-control']).toBeUndefined()
+    // Kept in front for the negative TTL, until the page's creation purges its key.
+    expect(served.headers['cache-control']).toBe('public, max-age=10')
+    expect(served.headers['surrogate-key']).toBe(`cms-pages cms-page-${id}`)
     // And it is what the CMS answers.
     expect((await expectSameAsCms(h, `${PAGES}${id}/?fields=title`)).cmsHits).toBe(0)
   })

@@ -26,20 +26,21 @@ function childOf(harness: Harness, parent: number) {
 }
 
 describe('Surrogate-Key and Cache-Tag', () => {
-  it('tag a detail with its page and section, a list with its scope, every answer with cms-pages', async () => {
+  it('tag a detail with its inputs, a list with its scope and items, a read-through answer with cms-read, every answer with cms-pages', async () => {
     h = await startShield()
     const [section] = twoSections(h)
     const child = childOf(h, section)
+    const root = h.app.shield.sync.current!.rootId
     const detail = await h.get(`/api/v1/cms/pages/${child.id}/`)
-    expect(detail.headers['surrogate-key']).toBe(`cms-pages cms-page-${child.id} cms-section-${section}`)
+    expect(detail.headers['surrogate-key']).toBe(`cms-pages cms-page-${child.id} cms-summary-${section} cms-path-${child.id} cms-path-${section} cms-path-${root}`)
     // Cache-Tag carries the same keys and is off by default (CACHE_TAG_HEADERS).
     expect(detail.headers['cache-tag']).toBeUndefined()
     const list = await h.get(`/api/v1/cms/pages/?child_of=${section}`)
-    expect(String(list.headers['surrogate-key']).split(' ')).toEqual(expect.arrayContaining(['cms-pages', `cms-children-${section}`]))
-    expect((await h.get('/api/v1/cms/pages/')).headers['surrogate-key']).toBe('cms-pages cms-list')
-    // A read-through answer is tagged by the scope it was keyed by.
+    expect(String(list.headers['surrogate-key']).split(' ')).toEqual(expect.arrayContaining(['cms-pages', `cms-children-${section}`, `cms-item-${child.id}`]))
+    expect(String((await h.get('/api/v1/cms/pages/')).headers['surrogate-key']).split(' ').slice(0, 2)).toEqual(['cms-pages', 'cms-list'])
+    // A read-through answer may depend on anything: every change purges it.
     const searched = await h.get(`/api/v1/cms/pages/?child_of=${section}&search=a`)
-    expect(String(searched.headers['surrogate-key']).split(' ')).toContain(`cms-children-${section}`)
+    expect(searched.headers['surrogate-key']).toBe('cms-pages cms-read')
   })
 
   it('are sent as Cache-Tag, alone or beside Surrogate-Key, as CACHE_TAG_HEADERS names them', async () => {
@@ -48,9 +49,10 @@ describe('Surrogate-Key and Cache-Tag', () => {
       h = await startShield({ env: { CACHE_TAG_HEADERS: setting } })
       const [section] = twoSections(h)
       const child = childOf(h, section)
+      const keys = [`cms-pages`, `cms-page-${child.id}`, `cms-summary-${section}`, `cms-path-${child.id}`, `cms-path-${section}`, `cms-path-${h.app.shield.sync.current!.rootId}`]
       const detail = await h.get(`/api/v1/cms/pages/${child.id}/`)
-      expect(detail.headers['cache-tag']).toBe(`cms-pages,cms-page-${child.id},cms-section-${section}`)
-      expect(detail.headers['surrogate-key']).toBe(names.length === 2 ? `cms-pages cms-page-${child.id} cms-section-${section}` : undefined)
+      expect(detail.headers['cache-tag']).toBe(keys.join(','))
+      expect(detail.headers['surrogate-key']).toBe(names.length === 2 ? keys.join(' ') : undefined)
     }
   })
 
