@@ -33,8 +33,11 @@ export function buildCandidate(step: BuildStep, input: BuildInput): Promise<Snap
   switch (step.kind) {
     case 'keep':
       return Promise.resolve(step.snapshot)
-    case 'patch':
-      return patchSnapshotInSlices(step.previous, step.replaced, options(false), input.pause)
+    case 'patch': {
+      // Pages refreshed where they stand: the Site keeps its pages, and so its translation groups.
+      const { translations } = step.previous
+      return patchSnapshotInSlices(step.previous, step.replaced, { ...options(false), ...(translations === undefined ? {} : { translations }) }, input.pause)
+    }
     case 'build':
       return buildSnapshotInSlices(pagesArray(input.pages), options(step.full), input.pause)
   }

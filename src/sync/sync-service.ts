@@ -12,6 +12,7 @@ import type { LogSink } from '../observability/log-sink.js'
 import { realTimers, type Timers } from '../timers.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { buildCandidate, type BuildInput } from './build-candidate.js'
+import { settleTranslations } from './learn-translations.js'
 import { createCmsFacts } from './cms-facts.js'
 import { createSyncCommit, windowsFor } from './commit-sync.js'
 import { fetchSync, readTree, type FetchedTree, type FetchRequest, type FetchSyncDeps } from './fetch-sync.js'
@@ -134,7 +135,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     }
   }
 
-  /** Plan (`plan-sync.ts`) → fetch (`fetch-sync.ts`) → build (`build-candidate.ts`) → commit (`commit-sync.ts`). */
+  /**
+   * Plan (`plan-sync.ts`) → fetch (`fetch-sync.ts`) → build (`build-candidate.ts`) → translations
+   * (`learn-translations.ts`) → commit (`commit-sync.ts`).
+   */
   async function runOnce(requestedFull: boolean): Promise<SyncResult> {
     const startedAt = options.now()
     const plan = planSync({ requestedFull, asked: queue.take(), previous: state.current, now: startedAt, fullIntervalMs, deferFull: state.deferFull })
@@ -161,6 +165,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         fetched = { ...fetched, tree: await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields) }
         candidate = await buildCandidate({ kind: 'build', full: true }, buildInput(fetched))
       }
+      candidate = await settleTranslations(fetchDeps, { pageSize: fetched.pageSize, signal }, candidate, state.current)
       return await commit.succeeded({ mode, startedAt, tree: fetched.tree, candidate })
     } catch (caught) {
       return commit.failed({ plan, mode, startedAt, caught })
