@@ -10,6 +10,7 @@
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import type { LogSink } from '../observability/log-sink.js'
 import { realTimers, type Timers } from '../timers.js'
+import type { TwinLookup } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { buildCandidate, type BuildInput } from './build-candidate.js'
 import { settleTranslations } from './learn-translations.js'
@@ -62,6 +63,8 @@ export interface SyncServiceOptions {
   readonly onSnapshot?: (snapshot: Snapshot, previous: Snapshot | undefined, source: SnapshotSource) => void
   /** Called after every sync attempt, for metrics. */
   readonly onSyncEnd?: (result: SyncResult) => void
+  /** Pages other Sites' trees hold with the same bytes, stored once (`BuildOptions.twinOf`). */
+  readonly twinOf?: TwinLookup
 }
 
 export type { SnapshotSource, SyncMode, SyncResult, SyncStatus }
@@ -150,6 +153,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const request = (full: boolean): FetchRequest => ({ plan, full, previous: state.current, windows: windowsFor(state), signal, onProgress })
     const buildInput = (fetched: FetchedTree): BuildInput => ({
       previous: state.current, pages: fetched.tree.pages, dialect: fetched.dialect, startedAt, now: options.now, pause,
+      ...(options.twinOf ? { twinOf: options.twinOf } : {}),
     })
     let mode = plan.mode
     options.logger.info({ mode, requested: plan.requested.size }, 'sync: started')

@@ -156,10 +156,18 @@ export interface BuildOptions {
   readonly dialect: Dialect
   /** The translation groups the snapshot keeps (and its fingerprint hashes); none: not learned. */
   readonly translations?: TranslationGroups
+  /**
+   * A record of this page with these very bytes (`digest`) that another tree already holds (a page
+   * below two Sites' roots): its texts and detail are taken instead of copies, so the page is
+   * stored once however many Sites' trees hold it.
+   */
+  readonly twinOf?: TwinLookup
 }
 
+export type TwinLookup = (id: number, digest: string) => PageRecord | undefined
+
 /** The record for `page` at `order`: its carried-over record when nothing about it changed. */
-function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer): PageRecord {
+function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer, twinOf?: TwinLookup): PageRecord {
   if (page instanceof StoredPage && page.placed(order, subtreeEnd)) return page
   const from = page.from
   if (
@@ -167,6 +175,14 @@ function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: s
     from.parentId === page.parentId && from.listItem === page.listItem && from.typedListItem === page.typedListItem && from.detail === page.detail
   ) {
     return from
+  }
+  const twin = twinOf?.(page.id, digest)
+  if (twin !== undefined) {
+    return {
+      id: page.id, type: page.type, title: page.title, slug: page.slug, showInMenus: page.showInMenus, seoTitle: page.seoTitle,
+      searchDescription: page.searchDescription, parentId: page.parentId, order, subtreeEnd,
+      listItem: twin.listItem, typedListItem: twin.typedListItem, detail: twin.detail, digest: twin.digest,
+    }
   }
   return {
     id: page.id,
@@ -278,7 +294,7 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
     for (let order = from; order < to; order++) {
       const page = pages[order]!
       const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest, copyBytes)
+      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest, copyBytes, options.twinOf)
       records[order] = record
       byId.set(record.id, record)
       if (record.parentId !== null) {
