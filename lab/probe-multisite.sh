@@ -20,7 +20,7 @@ req GET "$M" "/pages/?fields=-title&limit=2" -H "Accept-Language: de"
 req GET "$M" "/images/999/"
 req GET "$M" "/nothing/"
 echo; echo "==================== second Site on hostname localhost (port 9999)"
-(cd "$HERE/site" && LAB_STATE="$LAB_DIR/state/$NAME" "$LAB_DIR/venv-$VER/bin/python" manage.py shell -c '
+(cd "$HERE/site" && LAB_STATE="$LAB_DIR/state/$NAME" PYTHONPYCACHEPREFIX="$LAB_DIR/state/$NAME/pycache" "$LAB_DIR/venv-$VER/bin/python" manage.py shell -c '
 from wagtail.models import Site, Page
 Site.objects.create(hostname="localhost", port=9999, root_page=Page.objects.get(id=26), site_name="Second localhost")' >/dev/null 2>&1)
 kill -HUP "$(cat "$LAB_DIR/state/$NAME/gunicorn.pid")"; sleep 2

@@ -15,6 +15,8 @@ STATE="$LAB_DIR/state/$NAME"; VENV="$LAB_DIR/venv-$VER"
 [ -f "$STATE/gunicorn.pid" ] && kill "$(cat "$STATE/gunicorn.pid")" 2>/dev/null && sleep 1 || true
 rm -rf "$STATE"; mkdir -p "$STATE"
 export LAB_STATE="$STATE" LAB_DB="$DB" LAB_PORT="$PORT" LAB_PG_NAME="cms_lab_$NAME" DJANGO_SETTINGS_MODULE=labsite.settings
+# bytecode of site/ goes to the instance state too, so that running an instance never writes into the repository
+export PYTHONPYCACHEPREFIX="$STATE/pycache"
 if [ "$DB" = postgres ]; then
   # LAB_PG_ICU_LOCALE=en-US creates the database with an ICU collation instead of the cluster default
   CREATE="CREATE DATABASE cms_lab_$NAME"

@@ -28,6 +28,7 @@ import { composeMetrics, registerOperations } from './compose/operations.js'
 import { logPrivateApiPaths, privateApiPaths } from './compose/private-apis.js'
 import { serverOptions } from './compose/server.js'
 import { composeServing } from './compose/serving.js'
+import { createSharedPages } from './compose/shared-pages.js'
 import { composeSiteCore, siteConfig, type SiteCore } from './compose/site-core.js'
 import { composeUpstream } from './compose/upstream.js'
 import { createEndpointPurge } from './compose/endpoint-purge.js'
@@ -116,12 +117,14 @@ export async function buildApp(config: Config, deps: AppDependencies = {}): Prom
   const owner = instanceOwner()
   const delivery = composeCdn({ config, logger, events, clock, ...(deps.cdnDispatcher ? { dispatcher: deps.cdnDispatcher } : {}) })
   // One tree per Site: the default Site's, then each of SITES (`compose/site-core.ts`).
+  const sharedPages = config.sites.length > 0 ? createSharedPages() : undefined
   const core = composeSiteCore({
     site: undefined, config, upstream, shared, owner, endpointGenerations: caches.endpointGenerations, purge: delivery, logger, events, clock,
+    ...(sharedPages ? { sharedPages } : {}),
   })
   const others = config.sites.map((site) => composeSiteCore({
     site, config: siteConfig(config, site), upstream, shared, owner, endpointGenerations: NO_GENERATIONS, purge: delivery,
-    logger: logger.child({ site }), events: createShieldEvents(), clock,
+    logger: logger.child({ site }), events: createShieldEvents(), clock, ...(sharedPages ? { sharedPages } : {}),
   }))
   const { sync, persistence, cluster, requestRefresh } = core
   const cdn = core.afterSwap

@@ -49,6 +49,7 @@ export function composeMetrics(options: OperationsOptions): Metrics {
       ...(shared ? [{ name: 'redis' as const, events: shared.store }] : []),
     ],
     snapshot: () => sync.current,
+    ...(options.others.length > 0 ? { siteSnapshots: () => options.others.map((other) => [other.site!, other.sync.current] as const) } : {}),
     ...(shared ? { redis: { up: () => shared.isUp() } } : {}),
     ...(cluster ? { role: () => cluster.role } : {}),
     budget: () => budget.state(),

@@ -24,6 +24,7 @@ import { composeCluster } from './cluster.js'
 import { assertConnected, late } from './late.js'
 import { composePersistence } from './persistence.js'
 import { composeServed, servedPurgeGate } from './served.js'
+import type { SharedPages } from './shared-pages.js'
 import { composeSync } from './sync.js'
 import type { UpstreamParts } from './upstream.js'
 
@@ -54,6 +55,8 @@ export interface SiteCoreOptions {
   /** This Site's own: a swap of one Site's tree says nothing about another's. */
   readonly events: ShieldEvents
   readonly clock: Clock
+  /** Every Site's tree, so that a page several of them hold is stored once (`shared-pages.ts`). */
+  readonly sharedPages?: SharedPages
 }
 
 /**
@@ -76,7 +79,12 @@ export function composeSiteCore(options: SiteCoreOptions): SiteCore {
   const sharedHere = shared && site !== undefined ? { ...shared, snapshotTarget: shared.snapshotTargetFor(config.redisPrefix) } : shared
   const persistence = composePersistence(config, sharedHere, logger, clock.now)
   const upstream = site === undefined ? options.upstream : { ...options.upstream, get: options.upstream.getAs(site) }
-  const sync = composeSync({ config, upstream, cluster: held.cluster.get, logger, events, clock, onSyncedSwap: (swap) => held.afterSwap.get().run(swap) })
+  const current = () => sync.current
+  const sync = composeSync({
+    config, upstream, cluster: held.cluster.get, logger, events, clock, onSyncedSwap: (swap) => held.afterSwap.get().run(swap),
+    ...(options.sharedPages ? { twinOf: options.sharedPages.twinOf(current) } : {}),
+  })
+  options.sharedPages?.register(current)
   const cluster = sharedHere
     ? composeCluster({ config, owner: options.owner, shared: sharedHere, sync, persistence, endpointGenerations: options.endpointGenerations, logger, events, clock })
     : undefined

@@ -9,6 +9,7 @@ import type { Config } from '../config/load-config.js'
 import type { ShieldEvents } from '../observability/shield-events.js'
 import type { ClusterCoordinator } from '../cluster/cluster-coordinator.js'
 import { createSyncService, type SyncResult, type SyncService } from '../sync/sync-service.js'
+import type { TwinLookup } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { diffSnapshots, type TreeChange } from '../tree/tree-diff.js'
 import { mountOf } from '../config/api-mount.js'
@@ -27,6 +28,8 @@ export interface SyncOptions {
   readonly clock: Clock
   /** At each swap of a snapshot this instance synced: the after-swap pipeline (`compose/after-swap.ts`). */
   readonly onSyncedSwap?: (swap: SyncedSwap) => void
+  /** Pages other Sites' trees hold with the same bytes (`compose/shared-pages.ts`). */
+  readonly twinOf?: TwinLookup
 }
 
 export function composeSync(options: SyncOptions): SyncService {
@@ -41,6 +44,7 @@ export function composeSync(options: SyncOptions): SyncService {
     fullIntervalMs: config.fullSyncIntervalMs,
     debounceMs: config.refreshDebounceMs,
     retryMaxMs: config.syncRetryMaxMs,
+    ...(options.twinOf ? { twinOf: options.twinOf } : {}),
     logger,
     ...options.clock,
     onSyncEnd: (result) => {

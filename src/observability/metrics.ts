@@ -66,6 +66,8 @@ export interface MetricsSources {
   readonly events: ShieldEvents
   readonly tiers: ReadonlyArray<MetricsTier>
   readonly snapshot: () => ServedSnapshot | undefined
+  /** The other Sites' trees (SITES), by hostname: their snapshot series carry a `site` label. */
+  readonly siteSnapshots?: () => ReadonlyArray<readonly [string, ServedSnapshot | undefined]>
   /** Only with Redis configured; without it `redis_up` is not exposed. */
   readonly redis?: { up(): boolean }
   /** Only with Redis configured; without it `role` and `leader` are not exposed. */
@@ -299,10 +301,15 @@ export function createMetrics(sources: MetricsSources): Metrics {
     labelNames: ['source'] as const,
     registers,
   })
+  // The default Site's series have no `site` label (to Prometheus, the same as an empty one); each
+  // other Site's tree has its own series, labelled with its hostname.
   const snapshotGauge = (suffix: string, help: string, read: (snapshot: ServedSnapshot) => number) =>
-    new ScrapedGauge({ name: name(suffix), help, registers }, () => {
+    new ScrapedGauge({ name: name(suffix), help, labelNames: ['site'] as const, registers }, () => {
+      const samples: Array<Sample<'site'>> = []
       const snapshot = sources.snapshot()
-      return snapshot === undefined ? [] : [[{}, read(snapshot)]]
+      if (snapshot !== undefined) samples.push([{}, read(snapshot)])
+      for (const [site, other] of sources.siteSnapshots?.() ?? []) if (other !== undefined) samples.push([{ site }, read(other)])
+      return samples
     })
   snapshotGauge('snapshot_version', 'Version of the snapshot served (one more per swap); absent before the first.', (s) => s.version)
   snapshotGauge('snapshot_pages', 'Pages in the snapshot served; absent before the first.', (s) => s.pages.length)

@@ -2,7 +2,8 @@ import { brotliCompressSync, gzipSync } from 'node:zlib'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { bytesOf } from '../tree/detail-body.js'
-import { buildSnapshot, type SyncedPage } from '../tree/build-snapshot.js'
+import { buildSnapshot, withTranslations, type SyncedPage } from '../tree/build-snapshot.js'
+import { TranslationGroups } from '../tree/translations.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { frame, loadSnapshot, readSnapshotMetadata, tryDecodeSnapshot, tryDecodeSnapshotAsync, type SnapshotCompression } from './snapshot-codec.js'
 import { encodeSnapshotOfAsync } from './snapshot-encoder.js'
@@ -84,6 +85,19 @@ describe('encode and decode', () => {
       expect(loaded.decoded.formatVersion).toBe(SNAPSHOT_FORMAT_VERSION)
       expect(loaded.decoded).toMatchObject({ ...ORIGIN, syncedAt: original.syncedAt, version: 7, fingerprint: original.fingerprint })
     }
+  })
+
+  it('keeps the translation groups, which the fingerprint covers, and reads a snapshot without them as not learned', async () => {
+    const plain = smallSnapshot()
+    const translated = withTranslations(plain, TranslationGroups.of([[4, 5]]), plain.version)
+    expect(translated.fingerprint).not.toBe(plain.fingerprint)
+    const loaded = loadSnapshot(await encodeSnapshotOfAsync(translated, ORIGIN, { compression: 'brotli' }), ORIGIN)
+    if (!loaded.ok) throw new Error(loaded.reason)
+    expect(loaded.snapshot.fingerprint).toBe(translated.fingerprint)
+    expect(loaded.snapshot.translations?.groups).toEqual([[4, 5]])
+    const without = loadSnapshot(await encodeSnapshotOfAsync(plain, ORIGIN, { compression: 'brotli' }), ORIGIN)
+    if (!without.ok) throw new Error(without.reason)
+    expect(without.snapshot.translations).toBeUndefined()
   })
 
   it('decodes exactly the pages that were encoded, typedListItem absent or present', () => {

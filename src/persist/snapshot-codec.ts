@@ -107,6 +107,7 @@ export function rebuildFromDecoded(decoded: DecodedSnapshot): LoadResult {
       syncedAt: decoded.syncedAt,
       fullSyncedAt: decoded.fullSyncedAt ?? 0,
       dialect: decoded.dialect,
+      ...(decoded.translations === undefined ? {} : { translations: decoded.translations }),
     })
   } catch (caught) {
     if (caught instanceof TreeInconsistentError) return { ok: false, reason: `stored ${caught.message}` }

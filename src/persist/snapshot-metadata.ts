@@ -8,6 +8,7 @@
  * @module
  */
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import { TranslationGroups } from '../tree/translations.js'
 import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
 
 export interface SnapshotMetadata {
@@ -21,6 +22,8 @@ export interface SnapshotMetadata {
   readonly fullSyncedAt?: number
   readonly version: number
   readonly fingerprint: string
+  /** Absent when not learned (and in snapshots stored before they were). */
+  readonly translations?: TranslationGroups
 }
 
 export interface StoredMetadata extends SnapshotMetadata {
@@ -48,6 +51,7 @@ export function metadataFields(input: SnapshotMetadata): Record<string, unknown>
       limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery, nulInTextFilter: dialect.nulInTextFilter,
       notAcceptableText: dialect.notAcceptableText,
     },
+    ...(input.translations === undefined ? {} : { translations: input.translations.groups }),
   }
 }
 
@@ -60,13 +64,14 @@ export function metadataOf(snapshot: Snapshot, origin: SnapshotOrigin): Snapshot
     fullSyncedAt: snapshot.fullSyncedAt,
     version: snapshot.version,
     fingerprint: snapshot.fingerprint,
+    ...(snapshot.translations === undefined ? {} : { translations: snapshot.translations }),
   }
 }
 
 /** The metadata, or why it is not valid (a patch's too: it starts with the same fields). */
 export function readMetadata(value: unknown, formatVersion: number): StoredMetadata | string {
   if (!isObject(value)) return 'snapshot metadata is not an object'
-  const { upstreamUrl, baseUrl, syncedAt, fullSyncedAt, version, fingerprint, dialect, pageCount } = value
+  const { upstreamUrl, baseUrl, syncedAt, fullSyncedAt, version, fingerprint, dialect, pageCount, translations } = value
   if (typeof upstreamUrl !== 'string' || typeof baseUrl !== 'string') return 'snapshot metadata lacks its URLs'
   if (typeof syncedAt !== 'number' || !Number.isFinite(syncedAt)) return 'snapshot metadata has no valid syncedAt'
   if (!isCount(version)) return 'snapshot metadata has no valid version'
@@ -75,7 +80,22 @@ export function readMetadata(value: unknown, formatVersion: number): StoredMetad
   const parsedDialect = readDialect(dialect)
   if (!parsedDialect) return 'snapshot metadata has no valid dialect'
   const full = typeof fullSyncedAt === 'number' && Number.isFinite(fullSyncedAt) ? fullSyncedAt : 0
-  return { upstreamUrl, baseUrl, syncedAt, fullSyncedAt: full, version, fingerprint, dialect: parsedDialect, pageCount, formatVersion }
+  const groups = readTranslations(translations)
+  if (groups === null) return 'snapshot metadata has malformed translations'
+  return {
+    upstreamUrl, baseUrl, syncedAt, fullSyncedAt: full, version, fingerprint, dialect: parsedDialect, pageCount, formatVersion,
+    ...(groups === undefined ? {} : { translations: groups }),
+  }
+}
+
+/** Stored translation groups: `undefined` when absent, `null` when malformed. */
+function readTranslations(value: unknown): TranslationGroups | undefined | null {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value)) return null
+  for (const group of value) {
+    if (!Array.isArray(group) || !group.every((id) => Number.isSafeInteger(id) && (id as number) > 0)) return null
+  }
+  return TranslationGroups.of(value as number[][])
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

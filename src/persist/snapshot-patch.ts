@@ -292,7 +292,10 @@ function inPlace(base: Snapshot, patch: SnapshotPatch): boolean {
  */
 export function applyPatch(base: Snapshot, patch: SnapshotPatch): AppliedResult {
   if (base.fingerprint !== patch.from) return refuse(`the patch applies to ${patch.from}, not ${base.fingerprint}`)
-  const options = { version: patch.version, syncedAt: patch.syncedAt, fullSyncedAt: patch.fullSyncedAt ?? 0, dialect: patch.dialect }
+  const options = {
+    version: patch.version, syncedAt: patch.syncedAt, fullSyncedAt: patch.fullSyncedAt ?? 0, dialect: patch.dialect,
+    ...(patch.translations === undefined ? {} : { translations: patch.translations }),
+  }
   let snapshot: Snapshot
   try {
     if (inPlace(base, patch)) snapshot = patchSnapshot(base, new Map(patch.pages.map((page) => [page.id, page])), options)

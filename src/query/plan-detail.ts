@@ -103,6 +103,7 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
 
   if (params.has('order') && !orderAlwaysAccepted(params)) return forward('order is answered by the CMS')
   const locale = translationLocaleSearch(params, snapshot)
+  if ('error' in locale) return { kind: 'error', error: locale.error }
   if ('forward' in locale) return forward(locale.forward)
 
   const id = /^[0-9]+$/.test(pathId) ? toPageId(BigInt(pathId)) : undefined

@@ -88,11 +88,12 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
   if ('error' in tree) return { kind: 'error', error: tree.error }
   if ('forward' in tree) return forward(tree.forward)
 
-  // OrderingFilter an order the snapshot holds; TranslationOfFilter the CMS; LocaleFilter a
-  // language the snapshot knows; SearchFilter the CMS.
+  // OrderingFilter an order the snapshot holds; TranslationOfFilter the groups the sync learned;
+  // LocaleFilter a language the snapshot knows; SearchFilter the CMS.
   const ordered = orderStep(params)
   if ('forward' in ordered) return forward(ordered.forward)
   const locale = translationLocaleSearch(params, snapshot)
+  if ('error' in locale) return { kind: 'error', error: locale.error }
   if ('forward' in locale) return forward(locale.forward)
 
   const page = pagination(params, snapshot)

@@ -6,6 +6,7 @@
  */
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
 import { localesOf } from '../tree/page-meta.js'
+import { translationsOf } from '../tree/translations.js'
 import { NOTHING_KNOWN_ABSENT, typeKey, type KnownAbsent } from './known-absent.js'
 import { djangoDateTime } from './django-datetime.js'
 import { pythonInt } from './python-int.js'
@@ -146,16 +147,37 @@ export function orderStep(params: QueryParams): Exclude<Step<{ order?: PageOrder
 }
 
 /**
- * The filter backends after OrderingFilter, in Wagtail's order: TranslationOfFilter (the CMS's),
- * LocaleFilter (a language the snapshot knows, `localeFilter`), SearchFilter (the CMS's).
+ * TranslationOfFilter (docs/wagtail-compatibility.md#translations): ChildOfFilter's rules for the
+ * id (`root` is the Site's root), then the page's other translations, from the groups the sync
+ * learned; the CMS answers when the snapshot has none (`translationsOf`).
  */
-export function translationLocaleSearch(params: QueryParams, snapshot: Snapshot): Exclude<Step<{ locale?: string }>, { error: WagtailError }> {
-  const translations = forwardIfPresent(params, ['translation_of'])
-  if ('forward' in translations) return translations
+export function translationOfFilter(params: QueryParams, snapshot: Snapshot): Step<{ translationOf?: number }> {
+  const raw = params.get('translation_of')
+  if (raw === undefined) return { value: {} }
+  let id: number | undefined
+  const parsed = pythonInt(raw)
+  if (!parsed.ok || parsed.value < 0n) {
+    if (raw !== 'root') return { error: wagtailErrors.positiveInteger('translation_of') }
+    id = snapshot.rootId
+  } else {
+    id = toPageId(parsed.value)
+    if (id === undefined || !snapshot.byId.has(id)) return { error: wagtailErrors.translationOfMissing }
+  }
+  return translationsOf(snapshot) === undefined ? { forward: answeredByTheCms('translation_of') } : { value: { translationOf: id } }
+}
+
+/**
+ * The filter backends after OrderingFilter, in Wagtail's order: TranslationOfFilter
+ * (`translationOfFilter`), LocaleFilter (a language the snapshot knows, `localeFilter`),
+ * SearchFilter (the CMS's).
+ */
+export function translationLocaleSearch(params: QueryParams, snapshot: Snapshot): Step<{ locale?: string; translationOf?: number }> {
+  const translations = translationOfFilter(params, snapshot)
+  if (!('value' in translations)) return translations
   const locale = localeFilter(params, snapshot)
   if ('forward' in locale) return locale
   const searched = forwardIfPresent(params, ['search'])
-  return 'forward' in searched ? searched : locale
+  return 'forward' in searched ? searched : { value: { ...translations.value, ...locale.value } }
 }
 
 export function forwardIfPresent(params: QueryParams, keys: readonly string[]): Step<void> {

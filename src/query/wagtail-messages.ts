@@ -49,6 +49,7 @@ export const wagtailErrors = {
   parentPageMissing: badRequest("parent page doesn't exist"),
   // The CMS crosses these two names on purpose (docs/wagtail-compatibility.md#tree-filters): keep them crossed.
   ancestorOfMissing: badRequest("descendant page doesn't exist"),
+  translationOfMissing: badRequest("translation_of page doesn't exist"),
   descendantOfMissing: badRequest("ancestor page doesn't exist"),
   descendantOfWithChildOf: badRequest('filtering by descendant_of with child_of is not supported'),
   limitTooHigh: (max: number) => badRequest(`limit cannot be higher than ${max}`),

@@ -3,7 +3,7 @@
  * runs in slices (`slices.ts`), so requests never wait for a whole tree.
  * @module
  */
-import { buildSnapshotInSlices, patchSnapshotInSlices, type BuildOptions, type SyncedPage } from '../tree/build-snapshot.js'
+import { buildSnapshotInSlices, patchSnapshotInSlices, type BuildOptions, type SyncedPage, type TwinLookup } from '../tree/build-snapshot.js'
 import { pagesArray, type PageSequence } from '../tree/page-list.js'
 import type { Pause } from '../tree/slices.js'
 import type { Dialect, Snapshot } from '../tree/snapshot.js'
@@ -19,6 +19,8 @@ export interface BuildInput {
   readonly startedAt: number
   readonly now: () => number
   readonly pause: Pause
+  /** Records other Sites' trees hold, for pages they share (`BuildOptions.twinOf`). */
+  readonly twinOf?: TwinLookup
 }
 
 export function buildCandidate(step: BuildStep, input: BuildInput): Promise<Snapshot> {
@@ -33,9 +35,12 @@ export function buildCandidate(step: BuildStep, input: BuildInput): Promise<Snap
   switch (step.kind) {
     case 'keep':
       return Promise.resolve(step.snapshot)
-    case 'patch':
-      return patchSnapshotInSlices(step.previous, step.replaced, options(false), input.pause)
+    case 'patch': {
+      // Pages refreshed where they stand: the Site keeps its pages, and so its translation groups.
+      const { translations } = step.previous
+      return patchSnapshotInSlices(step.previous, step.replaced, { ...options(false), ...(translations === undefined ? {} : { translations }) }, input.pause)
+    }
     case 'build':
-      return buildSnapshotInSlices(pagesArray(input.pages), options(step.full), input.pause)
+      return buildSnapshotInSlices(pagesArray(input.pages), { ...options(step.full), ...(input.twinOf ? { twinOf: input.twinOf } : {}) }, input.pause)
   }
 }

@@ -10,8 +10,10 @@
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import type { LogSink } from '../observability/log-sink.js'
 import { realTimers, type Timers } from '../timers.js'
+import type { TwinLookup } from '../tree/build-snapshot.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import { buildCandidate, type BuildInput } from './build-candidate.js'
+import { settleTranslations } from './learn-translations.js'
 import { createCmsFacts } from './cms-facts.js'
 import { createSyncCommit, windowsFor } from './commit-sync.js'
 import { fetchSync, readTree, type FetchedTree, type FetchRequest, type FetchSyncDeps } from './fetch-sync.js'
@@ -61,6 +63,8 @@ export interface SyncServiceOptions {
   readonly onSnapshot?: (snapshot: Snapshot, previous: Snapshot | undefined, source: SnapshotSource) => void
   /** Called after every sync attempt, for metrics. */
   readonly onSyncEnd?: (result: SyncResult) => void
+  /** Pages other Sites' trees hold with the same bytes, stored once (`BuildOptions.twinOf`). */
+  readonly twinOf?: TwinLookup
 }
 
 export type { SnapshotSource, SyncMode, SyncResult, SyncStatus }
@@ -134,7 +138,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     }
   }
 
-  /** Plan (`plan-sync.ts`) → fetch (`fetch-sync.ts`) → build (`build-candidate.ts`) → commit (`commit-sync.ts`). */
+  /**
+   * Plan (`plan-sync.ts`) → fetch (`fetch-sync.ts`) → build (`build-candidate.ts`) → translations
+   * (`learn-translations.ts`) → commit (`commit-sync.ts`).
+   */
   async function runOnce(requestedFull: boolean): Promise<SyncResult> {
     const startedAt = options.now()
     const plan = planSync({ requestedFull, asked: queue.take(), previous: state.current, now: startedAt, fullIntervalMs, deferFull: state.deferFull })
@@ -146,6 +153,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     const request = (full: boolean): FetchRequest => ({ plan, full, previous: state.current, windows: windowsFor(state), signal, onProgress })
     const buildInput = (fetched: FetchedTree): BuildInput => ({
       previous: state.current, pages: fetched.tree.pages, dialect: fetched.dialect, startedAt, now: options.now, pause,
+      ...(options.twinOf ? { twinOf: options.twinOf } : {}),
     })
     let mode = plan.mode
     options.logger.info({ mode, requested: plan.requested.size }, 'sync: started')
@@ -161,6 +169,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         fetched = { ...fetched, tree: await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields) }
         candidate = await buildCandidate({ kind: 'build', full: true }, buildInput(fetched))
       }
+      candidate = await settleTranslations(fetchDeps, { pageSize: fetched.pageSize, signal }, candidate, state.current)
       return await commit.succeeded({ mode, startedAt, tree: fetched.tree, candidate })
     } catch (caught) {
       return commit.failed({ plan, mode, startedAt, caught })

@@ -244,3 +244,27 @@ describe('replacing pages in place (a PURGE of an edited page)', () => {
     }
   })
 })
+
+describe('pages another tree holds', () => {
+  const texts = (id: number, parentId: number | null, detail: string): SyncedPage => ({ ...page(id, parentId), detail })
+
+  it('take the other tree\'s texts and detail when the bytes are the same, and their own otherwise', () => {
+    const other = buildSnapshot([texts(7, null, '{"id": 7}'), texts(8, 7, '{"id": 8}'), texts(9, 7, '{"id": 9}')], { version: 1, syncedAt: 1, dialect: DIALECT })
+    const twinOf = (id: number, digest: string) => {
+      const record = other.byId.get(id)
+      return record?.digest === digest ? record : undefined
+    }
+    const pages = [texts(1, null, '{"id": 1}'), texts(7, 1, '{"id": 7}'), texts(8, 7, '{"id": 8}'), texts(9, 7, '{"id": 9, "changed": true}')]
+    const shared = buildSnapshot(pages, { version: 1, syncedAt: 1, dialect: DIALECT, twinOf })
+    const alone = buildSnapshot(pages, { version: 1, syncedAt: 1, dialect: DIALECT })
+    expect(shared.byId.get(8)!.detail).toBe(other.byId.get(8)!.detail)
+    expect(shared.byId.get(8)!.listItem).toBe(other.byId.get(8)!.listItem)
+    expect(shared.byId.get(9)!.detail).not.toBe(other.byId.get(9)!.detail)
+    // Its own place in its own tree, and nothing a client sees differs from a build without sharing.
+    expect(shared.byId.get(7)!.parentId).toBe(1)
+    expect(shared.fingerprint).toBe(alone.fingerprint)
+    expect(selectPages(shared, { types: null, filters: {} }).map((record) => [record.id, record.order, record.subtreeEnd])).toEqual(
+      selectPages(alone, { types: null, filters: {} }).map((record) => [record.id, record.order, record.subtreeEnd]),
+    )
+  })
+})

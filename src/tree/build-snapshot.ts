@@ -13,6 +13,7 @@ import { inSlices, runToEnd, runWithPauses, SLICE, type Pause, type Steps } from
 import { bytesOf, type DetailBody } from './detail-body.js'
 import { StoredPage } from './stored-page.js'
 import type { Dialect, PageFields, PageRecord, Snapshot } from './snapshot.js'
+import type { TranslationGroups } from './translations.js'
 
 /** One page as the sync delivers it: fields for the index, and its already-rewritten texts. */
 export interface SyncedPage extends PageFields {
@@ -153,10 +154,20 @@ export interface BuildOptions {
   /** When every detail was last fetched; defaults to `syncedAt` (a full sync). */
   readonly fullSyncedAt?: number
   readonly dialect: Dialect
+  /** The translation groups the snapshot keeps (and its fingerprint hashes); none: not learned. */
+  readonly translations?: TranslationGroups
+  /**
+   * A record of this page with these very bytes (`digest`) that another tree already holds (a page
+   * below two Sites' roots): its texts and detail are taken instead of copies, so the page is
+   * stored once however many Sites' trees hold it.
+   */
+  readonly twinOf?: TwinLookup
 }
 
+export type TwinLookup = (id: number, digest: string) => PageRecord | undefined
+
 /** The record for `page` at `order`: its carried-over record when nothing about it changed. */
-function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer): PageRecord {
+function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: string, copyBytes: (text: string) => Buffer, twinOf?: TwinLookup): PageRecord {
   if (page instanceof StoredPage && page.placed(order, subtreeEnd)) return page
   const from = page.from
   if (
@@ -164,6 +175,14 @@ function recordOf(page: SyncedPage, order: number, subtreeEnd: number, digest: s
     from.parentId === page.parentId && from.listItem === page.listItem && from.typedListItem === page.typedListItem && from.detail === page.detail
   ) {
     return from
+  }
+  const twin = twinOf?.(page.id, digest)
+  if (twin !== undefined) {
+    return {
+      id: page.id, type: page.type, title: page.title, slug: page.slug, showInMenus: page.showInMenus, seoTitle: page.seoTitle,
+      searchDescription: page.searchDescription, parentId: page.parentId, order, subtreeEnd,
+      listItem: twin.listItem, typedListItem: twin.typedListItem, detail: twin.detail, digest: twin.digest,
+    }
   }
   return {
     id: page.id,
@@ -208,13 +227,15 @@ function blockOf(records: PageSequence<PageRecord>, block: number): string {
 type SnapshotParts = Pick<Snapshot, 'pages' | 'byId' | 'childrenOf' | 'rootId' | 'byPath' | 'types' | 'treeExact' | 'patched'>
 
 /**
- * The finished snapshot: the fingerprint hashes the block digests and the dialect, and nothing
- * changes the snapshot afterwards.
+ * The finished snapshot: the fingerprint hashes the block digests, the dialect and the translation
+ * groups (they decide `translation_of` answers), and nothing changes the snapshot afterwards.
  */
 function sealed(options: BuildOptions, blocks: readonly string[], parts: SnapshotParts): Snapshot {
   const hash = createHash('sha256')
   for (const block of blocks) hash.update(block)
   hash.update(JSON.stringify(options.dialect))
+  // Hashed only when learned: snapshots of Sites without translations keep their fingerprints.
+  if (options.translations !== undefined) hash.update(`\u0000translations${JSON.stringify(options.translations)}`)
   return Object.freeze({
     version: options.version,
     syncedAt: options.syncedAt,
@@ -223,7 +244,21 @@ function sealed(options: BuildOptions, blocks: readonly string[], parts: Snapsho
     fingerprintBlocks: Object.freeze(blocks),
     ...parts,
     dialect: options.dialect,
+    ...(options.translations === undefined ? {} : { translations: options.translations }),
   })
+}
+
+/**
+ * `snapshot` with other translation groups: the same pages and records, sealed again (the blocks
+ * are kept, so this costs a hash of one digest per block). `version` is the new snapshot's.
+ */
+export function withTranslations(snapshot: Snapshot, translations: TranslationGroups | undefined, version: number): Snapshot {
+  const { pages, byId, childrenOf, rootId, byPath, types, treeExact, patched } = snapshot
+  return sealed(
+    { version, syncedAt: snapshot.syncedAt, fullSyncedAt: snapshot.fullSyncedAt, dialect: snapshot.dialect, ...(translations === undefined ? {} : { translations }) },
+    snapshot.fingerprintBlocks,
+    { pages, byId, childrenOf, rootId, byPath, types, treeExact, ...(patched === undefined ? {} : { patched }) },
+  )
 }
 
 /** Builds the snapshot in one go (tests, tools, small trees). */
@@ -259,7 +294,7 @@ function* buildSteps(pages: readonly SyncedPage[], options: BuildOptions): Steps
     for (let order = from; order < to; order++) {
       const page = pages[order]!
       const digest = page.digest ?? pageDigest(page.listItem, page.typedListItem, page.detail)
-      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest, copyBytes)
+      const record = recordOf(page, order, ends ? ends[order]! : order + 1, digest, copyBytes, options.twinOf)
       records[order] = record
       byId.set(record.id, record)
       if (record.parentId !== null) {

@@ -27,6 +27,8 @@ export interface PageSelection {
   readonly descendantOf?: number
   /** LocaleFilter's language code: only pages whose `meta.locale` is it. */
   readonly locale?: string
+  /** TranslationOfFilter's page: only its other translations (`tree/translations.ts`). */
+  readonly translationOf?: number
 }
 
 /**

@@ -4,6 +4,7 @@
  */
 import type { PageFilters, PageOrder, PageSelection } from './page-selection.js'
 import { localeOf, publishedMicrosOf } from './page-meta.js'
+import { translationsOf } from './translations.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 function matchesFilters(page: PageRecord, filters: PageFilters): boolean {
@@ -27,6 +28,7 @@ export function matchesSelection(snapshot: Snapshot, page: PageRecord, selection
   if (selection.descendantOf !== undefined && !isWithin(page, snapshot.byId.get(selection.descendantOf)!)) return false
   if (selection.ancestorOf !== undefined && !isWithin(snapshot.byId.get(selection.ancestorOf)!, page)) return false
   if (selection.locale !== undefined && localeOf(page) !== selection.locale) return false
+  if (selection.translationOf !== undefined && !translationsOf(snapshot)?.isTranslation(selection.translationOf, page.id)) return false
   return true
 }
 
@@ -46,6 +48,10 @@ function candidates(snapshot: Snapshot, selection: PageSelection): Iterable<Page
   if (selection.descendantOf !== undefined) {
     const ancestor = snapshot.byId.get(selection.descendantOf)!
     return snapshot.pages.slice(ancestor.order + 1, ancestor.subtreeEnd)
+  }
+  if (selection.translationOf !== undefined) {
+    const translations = (translationsOf(snapshot)?.translationsOf(selection.translationOf) ?? []).flatMap((id) => snapshot.byId.get(id) ?? [])
+    return translations.sort((a, b) => a.order - b.order)
   }
   return snapshot.pages
 }

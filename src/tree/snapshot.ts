@@ -8,6 +8,7 @@
 import type { DetailBody } from './detail-body.js'
 import type { PageList } from './page-list.js'
 import type { Lookup } from './patched-map.js'
+import type { TranslationGroups } from './translations.js'
 
 /** What the CMS taught us about itself at sync time (docs/wagtail-compatibility.md#dialect-probes: answers that differ by version). */
 export interface Dialect {
@@ -105,4 +106,9 @@ export interface Snapshot {
    */
   readonly treeExact: boolean
   readonly dialect: Dialect
+  /**
+   * Which pages translate which, learned from the CMS (`sync/learn-translations.ts`); `undefined`
+   * when not learned (a Site in fewer than two languages needs none: `translationsOf`).
+   */
+  readonly translations?: TranslationGroups
 }

@@ -74,6 +74,15 @@ describe('several Sites (SITES)', () => {
     expect(JSON.parse(ready.body).sites).toEqual({ [PARTNER]: { ready: true, pages: 15, cms: 'ok' } })
   })
 
+  it('shows each Site\'s tree in the snapshot metrics, the default Site\'s without a site label', async () => {
+    h = await start()
+    const metrics = (await h.app.inject({ method: 'GET', url: '/metrics' })).body
+    const defaultPages = h.app.shield.sync.current!.pages.length
+    expect(metrics).toMatch(new RegExp(`^cms_shield_snapshot_pages ${defaultPages}$`, 'm'))
+    expect(metrics).toMatch(/^cms_shield_snapshot_pages\{site="partner\.localhost"\} 15$/m)
+    expect(metrics).toMatch(/^cms_shield_snapshot_version\{site="partner\.localhost"\} 1$/m)
+  })
+
   it('answers the default Site from its tree for its own Host, an unknown one or none, at no CMS cost', async () => {
     h = await start()
     for (const host of ['localhost', 'api.example.com', 'unknown.example:81']) {
