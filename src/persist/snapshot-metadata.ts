@@ -47,6 +47,7 @@ export function metadataFields(input: SnapshotMetadata): Record<string, unknown>
     dialect: {
       limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery, nulInTextFilter: dialect.nulInTextFilter,
       notAcceptableText: dialect.notAcceptableText,
+      ...(dialect.unlistedLocale === undefined ? {} : { unlistedLocale: dialect.unlistedLocale }),
     },
   }
 }
@@ -89,7 +90,7 @@ export function isCount(value: unknown): value is number {
 /** A stored dialect, the fields learned later read as their defaults when absent. */
 function readDialect(value: unknown): Dialect | undefined {
   if (!isObject(value)) return undefined
-  const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText } = value
+  const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText, unlistedLocale } = value
   if (limitMax !== null && !isCount(limitMax)) return undefined
   if (typeof emptyTypeIgnored !== 'boolean' || typeof findKeepsQuery !== 'boolean') return undefined
   // Learned later than the others: a snapshot stored before has none, and gets the refusal.
@@ -97,5 +98,7 @@ function readDialect(value: unknown): Dialect | undefined {
     limitMax, emptyTypeIgnored, findKeepsQuery,
     nulInTextFilter: nulInTextFilter === 'matches-nothing' ? 'matches-nothing' : 'refused',
     notAcceptableText: typeof notAcceptableText === 'string' && notAcceptableText !== '' ? notAcceptableText : NOT_ACCEPTABLE_TEXT,
+    // Absent in snapshots stored before it was learned: `locale` is then answered by the CMS.
+    ...(typeof unlistedLocale === 'string' && unlistedLocale !== '' ? { unlistedLocale } : {}),
   }
 }

@@ -2,14 +2,17 @@
  * `?fields=` decided from a stored detail (docs/wagtail-compatibility.md#detail-fields). A page
  * type's detail holds every one of its fields (`locale` only with i18n), in the serializer's order,
  * so what a selection shows is some of the stored members: on the detail itself, or in a listing's
- * items (which start from the listing's defaults and never show `parent`). What the stored detail
- * cannot show goes to the CMS: `locale` where it is not stored, sub-fields beyond a nested page's
- * defaults, sub-fields of any other field (a relation or an error only the model knows). Pure.
+ * items (which start from the listing's defaults and never show `parent`). `locale`, which the
+ * stored detail holds only with i18n, is written from the one language every page has when the
+ * sync learned it (`Dialect.unlistedLocale`). What the stored detail cannot show goes to the CMS:
+ * `locale` where neither holds it, sub-fields beyond a nested page's defaults, sub-fields of any
+ * other field (a relation or an error only the model knows). Pure.
  * @module
  */
 import type { ObjectNode } from '../json/json-spans.js'
 import type { MemberSelection } from '../json/select-members.js'
 import type { FieldSpec } from './fields-parameter.js'
+import { jsonString } from '../json/json-text.js'
 import { wagtailErrors, type WagtailError } from './wagtail-messages.js'
 
 /** A page type's fields as its stored detail has them, in order. */
@@ -21,8 +24,11 @@ export interface StoredFields {
 export type ChosenFields =
   /** The view's defaults: the stored detail, or the stored listing items, as they are. */
   | { readonly kind: 'default' }
-  /** Names of the stored body and meta members to show, in order; `alias_of`'s own when it has sub-fields. */
-  | { readonly kind: 'select'; readonly body: readonly string[]; readonly meta: readonly string[]; readonly aliasOf?: MemberSelection }
+  /**
+   * Names of the stored body and meta members to show, in order; `alias_of`'s own when it has
+   * sub-fields; `locale`'s value as JSON text when it is shown but not stored (the last meta member).
+   */
+  | { readonly kind: 'select'; readonly body: readonly string[]; readonly meta: readonly string[]; readonly aliasOf?: MemberSelection; readonly locale?: string }
   | { readonly kind: 'error'; readonly error: WagtailError }
   | { readonly kind: 'forward'; readonly reason: string }
 
@@ -86,8 +92,9 @@ export function storedFields(detail: ObjectNode): StoredFields {
  * @param config the parsed `fields` parameter.
  * @param stored the fields the page type's stored detail holds (for a listing of every type, the
  *   generic ones every page has).
+ * @param unlistedLocale the language every page has, where the stored detail leaves `locale` out.
  */
-export function chooseFields(config: readonly FieldSpec[], stored: StoredFields, view: 'detail' | 'listing'): ChosenFields {
+export function chooseFields(config: readonly FieldSpec[], stored: StoredFields, view: 'detail' | 'listing', unlistedLocale?: string): ChosenFields {
   const inView = (name: string) => view === 'detail' || name !== DETAIL_ONLY
   const body = stored.body.filter(inView)
   const meta = stored.meta.filter(inView)
@@ -99,7 +106,8 @@ export function chooseFields(config: readonly FieldSpec[], stored: StoredFields,
 
   const unknown = [...mentioned].filter((name) => !all.includes(name)).sort(byCodePoint)
   if (unknown.length > 0) return { kind: 'error', error: wagtailErrors.unknownFields(unknown) }
-  if (!held.has('locale') && selected.has('locale')) return { kind: 'forward', reason: 'locale is not in the stored detail' }
+  const addedLocale = !held.has('locale') && selected.has('locale')
+  if (addedLocale && unlistedLocale === undefined) return { kind: 'forward', reason: 'locale is not in the stored detail' }
   for (const name of sub.keys()) if (name !== PAGE_RELATION || !selected.has(name)) return { kind: 'forward', reason: `sub-fields of ${name}` }
   const aliasOf = sub.has(PAGE_RELATION) ? nestedSelection(sub.get(PAGE_RELATION)!) : undefined
   if (sub.has(PAGE_RELATION) && aliasOf === undefined) return { kind: 'forward', reason: `sub-fields of ${PAGE_RELATION} the stored detail does not hold` }
@@ -110,16 +118,22 @@ export function chooseFields(config: readonly FieldSpec[], stored: StoredFields,
     body: body.filter((name) => selected.has(name)),
     meta: meta.filter((name) => selected.has(name)),
     ...(aliasOf === undefined ? {} : { aliasOf }),
+    ...(addedLocale ? { locale: jsonString(unlistedLocale!) } : {}),
   }
 }
 
-/** A detail's members for a selection (`select-members.ts`); `html_url`'s value from `htmlUrl` when given. */
-export function membersOf(chosen: Pick<Extract<ChosenFields, { kind: 'select' }>, 'body' | 'meta' | 'aliasOf'>, htmlUrl?: string): MemberSelection {
+/**
+ * A detail's members for a selection (`select-members.ts`); `html_url`'s value from `htmlUrl` when
+ * given. A `locale` the detail does not store is added last in `meta`, where the serializer writes
+ * it (docs/wagtail-compatibility.md#response-bodies).
+ */
+export function membersOf(chosen: Pick<Extract<ChosenFields, { kind: 'select' }>, 'body' | 'meta' | 'aliasOf' | 'locale'>, htmlUrl?: string): MemberSelection {
   const members = new Map<string, true | { readonly raw: string } | MemberSelection>(chosen.body.map((name) => [name, true]))
   const meta = new Map<string, true | { readonly raw: string } | MemberSelection>(chosen.meta.map((name) => [
     name,
     name === PAGE_RELATION && chosen.aliasOf ? chosen.aliasOf : name === 'html_url' && htmlUrl !== undefined ? { raw: htmlUrl } : true,
   ]))
+  if (chosen.locale !== undefined) meta.set('locale', { raw: chosen.locale })
   // An empty meta is left out altogether, as the serializer does.
   if (meta.size > 0) members.set('meta', meta)
   return members

@@ -118,7 +118,7 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   if (!parsed.ok) return { kind: 'error', error: wagtailErrors.fieldsError(parsed.message) }
   const detail = parseJsonSpans(bytesOf(page.detail).toString('utf8'))
   if (detail.kind !== 'object') return forward('fields of a detail that is no object')
-  const chosen = chooseFields(parsed.fields, storedFields(detail), 'detail')
+  const chosen = chooseFields(parsed.fields, storedFields(detail), 'detail', snapshot.dialect.unlistedLocale)
   switch (chosen.kind) {
     case 'error': return { kind: 'error', error: chosen.error }
     case 'forward': return forward(chosen.reason)

@@ -53,12 +53,15 @@ function listingFields(params: QueryParams, snapshot: Snapshot, typed: TypeChoic
   const page = pageOfType(snapshot, typed.singleModel ? typed.types : null)
   const detail = page === undefined ? undefined : parseJsonSpans(bytesOf(page.detail).toString('utf8'))
   if (detail?.kind !== 'object') return { forward: 'fields of a type the snapshot holds no detail of' }
-  const chosen = chooseFields(parsed.fields, listingStoredFields(storedFields(detail), typed.singleModel), 'listing')
+  const chosen = chooseFields(parsed.fields, listingStoredFields(storedFields(detail), typed.singleModel), 'listing', snapshot.dialect.unlistedLocale)
   switch (chosen.kind) {
     case 'error': return { error: chosen.error }
     case 'forward': return { forward: chosen.reason }
     case 'default': return { value: {} }
-    case 'select': return { value: { fields: { key: wanted, body: chosen.body, meta: chosen.meta, ...(chosen.aliasOf ? { aliasOf: chosen.aliasOf } : {}) } } }
+    case 'select': {
+      const { body, meta, aliasOf, locale } = chosen
+      return { value: { fields: { key: wanted, body, meta, ...(aliasOf ? { aliasOf } : {}), ...(locale === undefined ? {} : { locale }) } } }
+    }
   }
 }
 

@@ -6,7 +6,7 @@
  * @module
  */
 import type { Dialect } from '../tree/snapshot.js'
-import { probeListingFields } from './listing-fields.js'
+import { probeListingFields, type ListingExtras } from './listing-fields.js'
 import { probeDialect, probeLimitMax } from './probe-dialect.js'
 import type { UpstreamGet } from './upstream-port.js'
 
@@ -18,7 +18,8 @@ export interface CmsFacts {
   pageSize(full: boolean, signal: AbortSignal): Promise<number | null>
   /** Asks the CMS for its page size again (it refused the one in use). */
   probePageSize(signal: AbortSignal): Promise<number | null>
-  listingFields(signal: AbortSignal): Promise<boolean>
+  /** What the listing pass asks for beyond its defaults; `undefined`: nothing (the CMS refused it). */
+  listingFields(signal: AbortSignal): Promise<ListingExtras | undefined>
   /** The dialect with this page size; the other answers are probed once per process. */
   dialect(rootId: number, limitMax: number | null, signal: AbortSignal): Promise<Dialect>
   /** A snapshot from storage or another instance brings the dialect it was synced with. */
@@ -27,14 +28,14 @@ export interface CmsFacts {
 
 export function createCmsFacts(get: UpstreamGet, pagesPath: string): CmsFacts {
   let dialect: Dialect | undefined
-  let withFields: boolean | undefined
+  let extras: { readonly value: ListingExtras | undefined } | undefined
   const probePageSize = (signal: AbortSignal) => probeLimitMax(get, pagesPath, signal)
   return {
     pageSize: (full, signal) => (full || dialect === undefined ? probePageSize(signal) : Promise.resolve(dialect.limitMax)),
     probePageSize,
     async listingFields(signal) {
-      withFields ??= await probeListingFields(get, pagesPath, signal)
-      return withFields
+      extras ??= { value: await probeListingFields(get, pagesPath, signal) }
+      return extras.value
     },
     async dialect(rootId, limitMax, signal) {
       if (dialect === undefined) dialect = { limitMax, ...(await probeDialect(get, pagesPath, rootId, signal)) }

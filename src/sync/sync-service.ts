@@ -14,7 +14,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import { buildCandidate, type BuildInput } from './build-candidate.js'
 import { createCmsFacts } from './cms-facts.js'
 import { createSyncCommit, windowsFor } from './commit-sync.js'
-import { fetchSync, readTree, type FetchedTree, type FetchRequest, type FetchSyncDeps } from './fetch-sync.js'
+import { dialectOfTree, fetchSync, readTree, type FetchedTree, type FetchRequest, type FetchSyncDeps } from './fetch-sync.js'
 import type { FetchProgress } from './fetch-tree.js'
 import { planNextSync, type NextSync } from './plan-schedule.js'
 import { fallsBackToFull, planBuild, planSync, type SyncPlan } from './plan-sync.js'
@@ -158,7 +158,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         if (!fallsBackToFull(mode, error)) throw error
         options.logger.info({ reason: (error as Error).message }, 'sync: the incremental sync saw an inconsistent tree; reading everything')
         mode = 'full'
-        fetched = { ...fetched, tree: await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields) }
+        const tree = await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields)
+        fetched = { ...fetched, tree, dialect: dialectOfTree(fetched.dialect, tree, state.current) }
         candidate = await buildCandidate({ kind: 'build', full: true }, buildInput(fetched))
       }
       return await commit.succeeded({ mode, startedAt, tree: fetched.tree, candidate })

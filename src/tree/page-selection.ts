@@ -47,6 +47,8 @@ export interface ListFields {
   readonly meta: readonly string[]
   /** The nested page's members of `alias_of`, when sub-fields choose them. */
   readonly aliasOf?: MemberSelection
+  /** `locale`'s value as JSON text, when shown but not in the stored details (`Dialect.unlistedLocale`). */
+  readonly locale?: string
 }
 
 export interface ListQuery extends PageSelection {

@@ -30,6 +30,13 @@ export interface Dialect {
    * as the English text.
    */
   readonly notAcceptableText: string
+  /**
+   * With WAGTAIL_I18N_ENABLED off, listings and details leave `locale` out, but `fields=*` and
+   * `fields=locale` show it: the language code every page of the tree has, read by the listing
+   * pass (`listing-fields.ts`). Absent when the listing shows `locale` itself, when pages differ
+   * in it, or when the CMS did not say: such fields are then answered by the CMS.
+   */
+  readonly unlistedLocale?: string
 }
 
 /** The fields of one page the index filters and places it by: as synced, and as kept. */
