@@ -8,7 +8,7 @@ import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { baseQueryset, FILTER_FIELDS, fieldFilters, orderStep, pagination, translationLocaleSearch, treeFilters, type Step, type TypeChoice } from './plan-steps.js'
+import { baseQueryset, FILTER_FIELDS, fieldFilters, orderStep, pagination, translationLocaleSearch, treeFilters, typeDateOrders, type Step, type TypeChoice } from './plan-steps.js'
 import { orderIsTotal, selectPages } from '../tree/select-pages.js'
 import type { ListFields, ListQuery } from '../tree/page-selection.js'
 import type { PageRecord } from '../tree/snapshot.js'
@@ -93,7 +93,7 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
 
   // OrderingFilter an order the snapshot holds; TranslationOfFilter the CMS; LocaleFilter a
   // language the snapshot knows; SearchFilter the CMS.
-  const ordered = orderStep(params)
+  const ordered = orderStep(params, typeDateOrders(snapshot, typed.value))
   if ('forward' in ordered) return forward(ordered.forward)
   const locale = translationLocaleSearch(params, snapshot)
   if ('forward' in locale) return forward(locale.forward)

@@ -5,7 +5,9 @@
  * the answer is no less true, and asking again would cost the CMS requests for nothing.
  * @module
  */
-import type { Dialect } from '../tree/snapshot.js'
+import type { SyncedPage } from '../tree/build-snapshot.js'
+import type { DateKind, DateOrders, Dialect } from '../tree/snapshot.js'
+import { dateCandidates, dateOrdersOf, probeDateOrder } from './date-orders.js'
 import { probeListingFields, type ListingExtras } from './listing-fields.js'
 import { probeDialect, probeLimitMax } from './probe-dialect.js'
 import type { UpstreamGet } from './upstream-port.js'
@@ -22,6 +24,11 @@ export interface CmsFacts {
   listingFields(signal: AbortSignal): Promise<ListingExtras | undefined>
   /** The dialect with this page size; the other answers are probed once per process. */
   dialect(rootId: number, limitMax: number | null, signal: AbortSignal): Promise<Dialect>
+  /**
+   * Each page type's own date fields the CMS orders by (`date-orders.ts`): the types of `pages`
+   * not asked about yet are asked about now; a full sync asks about every type again.
+   */
+  dateOrders(pages: Iterable<SyncedPage>, full: boolean, signal: AbortSignal): Promise<DateOrders | undefined>
   /** A snapshot from storage or another instance brings the dialect it was synced with. */
   adopt(dialect: Dialect): void
 }
@@ -29,6 +36,8 @@ export interface CmsFacts {
 export function createCmsFacts(get: UpstreamGet, pagesPath: string): CmsFacts {
   let dialect: Dialect | undefined
   let extras: { readonly value: ListingExtras | undefined } | undefined
+  /** Types asked about, with the fields the CMS orders them by. */
+  let dates = new Map<string, Map<string, DateKind>>()
   const probePageSize = (signal: AbortSignal) => probeLimitMax(get, pagesPath, signal)
   return {
     pageSize: (full, signal) => (full || dialect === undefined ? probePageSize(signal) : Promise.resolve(dialect.limitMax)),
@@ -42,8 +51,24 @@ export function createCmsFacts(get: UpstreamGet, pagesPath: string): CmsFacts {
       else if (dialect.limitMax !== limitMax) dialect = { ...dialect, limitMax }
       return dialect
     },
+    async dateOrders(pages, full, signal) {
+      if (full) dates = new Map()
+      for (const [type, candidates] of dateCandidates(pages, (each) => !dates.has(each))) {
+        const fields = new Map<string, DateKind>()
+        let decided = true
+        for (const [field, kind] of candidates) {
+          const orders = await probeDateOrder(get, pagesPath, type, field, signal)
+          if (orders === true) fields.set(field, kind)
+          decided &&= orders !== undefined
+        }
+        // An answer that said nothing (a 429, a 503) is asked again at the next sync.
+        if (decided) dates.set(type, fields)
+      }
+      return dateOrdersOf(dates)
+    },
     adopt(adopted) {
       dialect = adopted
+      for (const [type, fields] of Object.entries(adopted.dateOrders ?? {})) dates.set(type, new Map(Object.entries(fields)))
     },
   }
 }

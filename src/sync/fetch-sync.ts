@@ -7,7 +7,7 @@
  */
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import type { Pause } from '../tree/slices.js'
-import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import type { DateOrders, Dialect, Snapshot } from '../tree/snapshot.js'
 import type { CmsFacts } from './cms-facts.js'
 import { localeOfWindows, type FetchProgress, type ListingWindows } from './fetch-tree.js'
 import type { ListingExtras } from './listing-fields.js'
@@ -60,18 +60,20 @@ export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Pro
     tree = await readTree(deps, request, pageSize, withFields)
   }
   const dialect = await facts.dialect(tree.pages.at(0)?.id ?? 0, pageSize, request.signal)
-  return { tree, dialect: dialectOfTree(dialect, tree, request.previous), pageSize, withFields }
+  const dateOrders = await facts.dateOrders(tree.pages, request.full, request.signal)
+  return { tree, dialect: dialectOfTree(dialect, tree, request.previous, dateOrders), pageSize, withFields }
 }
 
 /**
  * The dialect a snapshot of `tree` records: the CMS's, with the language every page has when the
- * listing leaves `locale` out (`Dialect.unlistedLocale`), as the pass's windows show it; a refresh
- * in place keeps the previous snapshot's, having checked that the refreshed pages show it.
+ * listing leaves `locale` out (`Dialect.unlistedLocale`), as the pass's windows show it (a refresh
+ * in place keeps the previous snapshot's, having checked that the refreshed pages show it), and
+ * the date fields each type is ordered by (`Dialect.dateOrders`).
  */
-export function dialectOfTree(dialect: Dialect, tree: SyncedTree, previous: Snapshot | undefined): Dialect {
+export function dialectOfTree(dialect: Dialect, tree: SyncedTree, previous: Snapshot | undefined, dateOrders: DateOrders | undefined): Dialect {
   const locale = tree.replaced !== undefined ? previous?.dialect.unlistedLocale : localeOfWindows(tree.listing.windows.values())
-  const { unlistedLocale: _learned, ...rest } = dialect
-  return locale === undefined ? rest : { ...rest, unlistedLocale: locale }
+  const { unlistedLocale: _locale, dateOrders: _orders, ...rest } = dialect
+  return { ...rest, ...(locale === undefined ? {} : { unlistedLocale: locale }), ...(dateOrders === undefined ? {} : { dateOrders }) }
 }
 
 /** One pass over the tree with what the CMS is already known to take. */

@@ -159,7 +159,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         options.logger.info({ reason: (error as Error).message }, 'sync: the incremental sync saw an inconsistent tree; reading everything')
         mode = 'full'
         const tree = await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields)
-        fetched = { ...fetched, tree, dialect: dialectOfTree(fetched.dialect, tree, state.current) }
+        fetched = { ...fetched, tree, dialect: dialectOfTree(fetched.dialect, tree, state.current, fetched.dialect.dateOrders) }
         candidate = await buildCandidate({ kind: 'build', full: true }, buildInput(fetched))
       }
       return await commit.succeeded({ mode, startedAt, tree: fetched.tree, candidate })

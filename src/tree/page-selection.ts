@@ -5,6 +5,7 @@
  * @module
  */
 import type { MemberSelection } from '../json/select-members.js'
+import type { DateKind } from './snapshot.js'
 
 /** Equality filters on the generic page fields (Wagtail's FieldsFilter, docs/wagtail-compatibility.md#field-filters). */
 export interface PageFilters {
@@ -31,11 +32,15 @@ export interface PageSelection {
 
 /**
  * OrderingFilter's one field the snapshot can order by without the database: `id`, or the first
- * publication when every selected page has one and no two share it (docs/wagtail-compatibility.md#ordering).
+ * publication or a page type's own date field when every selected page has a value and no two
+ * share it (docs/wagtail-compatibility.md#ordering).
  */
 export interface PageOrder {
-  readonly field: 'id' | 'first_published_at'
+  /** `id`, `first_published_at`, or a type's own date field (with `kind`). */
+  readonly field: string
   readonly descending: boolean
+  /** A type's own date field (`Dialect.dateOrders`): how its stored values read. */
+  readonly kind?: DateKind
 }
 
 /** `?fields=` on a listing, shown from each page's stored detail (`query/field-selection.ts`). */

@@ -271,6 +271,20 @@ describe('options and version switches', () => {
     expect((await getJson(fake, '/api/v1/cms/pages/?order=random,id')).json).toEqual({ message: "cannot order by 'random,id' (unknown field)" })
   })
 
+  it('orders a DateTimeField by its instant, whatever the offset written, and refuses a field with no column (7.1+: 400, older: 500)', async () => {
+    const dated = (id: number, updated: string) => ({ id, updated })
+    const pages = probeTree().map((page) => {
+      const stamp = { 4: dated(4, '2024-01-01T10:00:00+02:00'), 6: dated(6, '2024-01-01T09:00:00Z'), 5: dated(5, '2024-01-01T08:30:00.5Z'), 8: dated(8, '2024-01-01T08:30:00Z') }[page.id]
+      return stamp === undefined ? page : { ...page, extra: { ...page.extra, updated: stamp.updated, shown: '2024-01-01' } }
+    })
+    const fake = await start({ pages, columnless: ['shown'] })
+    expect(ids((await getJson(fake, '/api/v1/cms/pages/?type=home.BlogPage&order=updated&fields=_,id')).json)).toEqual([4, 8, 5, 6])
+    expect((await getJson(fake, '/api/v1/cms/pages/?type=home.BlogPage&order=-shown')).json).toEqual({ message: "cannot order by '-shown' (unknown field)" })
+    expect((await getJson(fake, '/api/v1/cms/pages/?type=home.BlogPage&shown=2024-01-01')).json).toEqual({ message: 'query parameter is not an operation or a recognised field: shown' })
+    const legacy = await start({ pages, columnless: ['shown'], version: '7.0' })
+    expect((await send(legacy.url, 'GET', '/api/v1/cms/pages/?type=home.BlogPage&order=shown')).status).toBe(500)
+  })
+
   it('limitMax null removes the maximum but keeps the default page size of 20', async () => {
     const fake = await start({ pages: generateSite({ pages: 300 }), limitMax: null })
     const { json } = await getJson(fake, '/api/v1/cms/pages/?limit=1000&fields=_,id')
