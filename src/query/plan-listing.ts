@@ -59,8 +59,8 @@ function listingFields(params: QueryParams, snapshot: Snapshot, typed: TypeChoic
     case 'forward': return { forward: chosen.reason }
     case 'default': return { value: {} }
     case 'select': {
-      const { body, meta, aliasOf, locale } = chosen
-      return { value: { fields: { key: wanted, body, meta, ...(aliasOf ? { aliasOf } : {}), ...(locale === undefined ? {} : { locale }) } } }
+      const { body, meta, locale } = chosen
+      return { value: { fields: { key: wanted, body, meta, ...(locale === undefined ? {} : { locale }) } } }
     }
   }
 }

@@ -4,7 +4,6 @@
  * of the two layers (docs/architecture.md#layers-and-folders).
  * @module
  */
-import type { MemberSelection } from '../json/select-members.js'
 import type { DateKind } from './snapshot.js'
 
 /** Equality filters on the generic page fields (Wagtail's FieldsFilter, docs/wagtail-compatibility.md#field-filters). */
@@ -50,8 +49,6 @@ export interface ListFields {
   /** The stored detail's body and meta members to show, in order; `html_url` from the page's listing item. */
   readonly body: readonly string[]
   readonly meta: readonly string[]
-  /** The nested page's members of `alias_of`, when sub-fields choose them. */
-  readonly aliasOf?: MemberSelection
   /** `locale`'s value as JSON text, when shown but not in the stored details (`Dialect.unlistedLocale`). */
   readonly locale?: string
 }

@@ -18,7 +18,7 @@ const readThroughQueries = [
   '/api/v1/cms/pages/?order=-title&limit=5',
   '/api/v1/cms/pages/?order=foo',
   '/api/v1/cms/pages/?fields=title(x)',
-  '/api/v1/cms/pages/?fields=alias_of(slug)&limit=2',
+  '/api/v1/cms/pages/?fields=alias_of(nope)&limit=2',
   '/api/v1/cms/pages/2/?fields=_,id,parent(slug)',
   '/api/v1/cms/pages/?locale=en&limit=3',
   '/api/v1/cms/pages/?locale=xx',
