@@ -46,6 +46,9 @@ const LISTING_DEFAULTS: readonly string[] = ['id', 'type', 'detail_url', 'title'
 const DETAIL_ONLY = 'parent'
 /** The page's field that is a relation to another page, nested with its default fields. */
 const PAGE_RELATION = 'alias_of'
+/** Fields of every page that are no relation (`parent` and the meta fields are no model fields at all). */
+const NOT_RELATIONS: ReadonlySet<string> = new Set(['id', 'title', 'type', 'detail_url', 'html_url', 'slug', 'show_in_menus', 'seo_title',
+  'search_description', 'first_published_at', 'parent'])
 
 const DEFAULT: ChosenFields = Object.freeze({ kind: 'default' })
 
@@ -92,6 +95,25 @@ export function storedFields(detail: ObjectNode): StoredFields {
 }
 
 /**
+ * Wagtail's checks of sub-fields, made on the shown fields in a set's order: `'x' does not support
+ * nested fields` for a field that is no relation, and the nested page's own checks for `alias_of`.
+ * Decided here when at most one of them can fail; `undefined`: all pass.
+ */
+function nestedChecks(sub: ReadonlyMap<string, readonly FieldSpec[]>, selected: ReadonlySet<string>): ChosenFields | undefined {
+  const refused: string[] = []
+  for (const [name, config] of sub) {
+    if (!selected.has(name)) return { kind: 'forward', reason: `sub-fields of ${name}, which is not shown` }
+    if (name === PAGE_RELATION) {
+      if (!nestedFieldsTaken(config)) return { kind: 'forward', reason: `sub-fields of ${PAGE_RELATION} its serializer may refuse` }
+    } else if (NOT_RELATIONS.has(name)) refused.push(name)
+    // `locale` and a type's own field may be relations, with checks only their models know.
+    else return { kind: 'forward', reason: `sub-fields of ${name}` }
+  }
+  if (refused.length > 1) return { kind: 'forward', reason: 'which of several refused sub-fields Wagtail names depends on a set\'s order' }
+  return refused.length === 1 ? { kind: 'error', error: wagtailErrors.noNestedFields(refused[0]!) } : undefined
+}
+
+/**
  * @param config the parsed `fields` parameter.
  * @param stored the fields the page type's stored detail holds (for a listing of every type, the
  *   generic ones every page has).
@@ -111,8 +133,8 @@ export function chooseFields(config: readonly FieldSpec[], stored: StoredFields,
   if (unknown.length > 0) return { kind: 'error', error: wagtailErrors.unknownFields(unknown) }
   const addedLocale = !held.has('locale') && selected.has('locale')
   if (addedLocale && unlistedLocale === undefined) return { kind: 'forward', reason: 'locale is not in the stored detail' }
-  for (const name of sub.keys()) if (name !== PAGE_RELATION || !selected.has(name)) return { kind: 'forward', reason: `sub-fields of ${name}` }
-  if (sub.has(PAGE_RELATION) && !nestedFieldsTaken(sub.get(PAGE_RELATION)!)) return { kind: 'forward', reason: `sub-fields of ${PAGE_RELATION} its serializer may refuse` }
+  const nested = nestedChecks(sub, selected)
+  if (nested !== undefined) return nested
   const sameAsDefaults = selected.size === new Set(defaults).size && [...defaults].every((name) => selected.has(name))
   if (sameAsDefaults) return DEFAULT
   return {
