@@ -24,6 +24,11 @@
  *                         {"op": "nest", "id": 42, "parentId": 7}: moves page 42 and its subtree below
  *                         page 7 (not below itself), to build the subtree the `purge` row moves.
  *   GET  /info            pages, latency, root id and a sample of page ids
+ *   GET  /structure       {limitMax, pages: [{id, type, parentId, locale}]}: every live page, for a scenario that
+ *                         derives its queries from the site (the frontend build)
+ *
+ * BENCH_ORIGIN_LOCALES=en,de starts it with WAGTAIL_I18N_ENABLED and the site translated into each further
+ * language (`translatedSite`): the second tree's ids are apart, its pages published later.
  *
  * The process exits when its standard input closes (the orchestrator died) or on SIGTERM/SIGINT.
  * @module
@@ -37,6 +42,8 @@ import type { RequestShape } from './lib/request-shape.js'
 
 /** How many page ids `/site` and `/info` hand back: enough to spread detail hits, small enough to stay cheap. */
 const SAMPLE_IDS = 2_000
+/** The fake's WAGTAILAPI_LIMIT_MAX (its default). */
+const ORIGIN_LIMIT_MAX = 250
 /** Largest control request body accepted. */
 const MAX_CONTROL_BODY = 64 * 1024
 
@@ -53,12 +60,49 @@ function envInteger(name: string, fallback: number): number {
 let pageCount = envInteger('BENCH_ORIGIN_PAGES', 1_000)
 let seed = envInteger('BENCH_ORIGIN_SEED', 1)
 let latencyMs = envInteger('BENCH_ORIGIN_LATENCY_MS', 0)
-let pages: FakePage[] = generateSite({ pages: pageCount, seed })
+/** With more than one: WAGTAIL_I18N_ENABLED, and the site in each language after the first. */
+const locales = (process.env.BENCH_ORIGIN_LOCALES ?? '').split(',').map((code) => code.trim()).filter((code) => code !== '')
+/** Added to a translation's ids per language, so that no two pages share one. */
+const TRANSLATION_OFFSET = 1_000_000
+/** A translation is published a few days after its original: publication times stay distinct, as in a real site. */
+const TRANSLATED_LATER_MS = 3 * 86_400_000
+
+/** The site with a copy in each further language, as Wagtail's `copy_for_translation` makes it. */
+function translatedSite(english: FakePage[]): FakePage[] {
+  const copies = locales.slice(1).flatMap((locale, n) => english.map((page): FakePage => {
+    const shift = (id: number) => id + TRANSLATION_OFFSET * (n + 1)
+    const fraction = /\.(\d{1,6})/.exec(page.firstPublishedAt ?? '')?.[1] ?? ''
+    const published = page.firstPublishedAt === null
+      ? null
+      : formatWagtailTimestamp(Date.parse(page.firstPublishedAt) + TRANSLATED_LATER_MS * (n + 1), Number(fraction.padEnd(6, '0')), 'UTC')
+    return {
+      ...page,
+      id: shift(page.id),
+      parentId: page.parentId === null ? null : shift(page.parentId),
+      ...(page.aliasOf == null ? {} : { aliasOf: shift(page.aliasOf) }),
+      slug: page.parentId === null ? `${page.slug}-${locale}` : page.slug,
+      title: `${page.title} (${locale})`,
+      firstPublishedAt: published,
+      locale,
+      translationKey: `page-${page.id}`,
+    }
+  }))
+  return [...english, ...copies]
+}
+
+const siteOf = (options: { pages: number; seed: number }): FakePage[] => {
+  const generated = generateSite(options)
+  return locales.length > 1 ? translatedSite(generated) : generated
+}
+
+let pages: FakePage[] = siteOf({ pages: pageCount, seed })
 let edits = 0
 /** Ids of the pages `/mutate` created (and not yet deleted): the only ones it deletes or unpublishes. */
 let created = new Set<number>()
 
-const origin = await startFakeWagtail({ pages, latencyMs, host: '127.0.0.1', port: 0, recordRequests: false })
+const origin = await startFakeWagtail({
+  pages, latencyMs, host: '127.0.0.1', port: 0, recordRequests: false, ...(locales.length > 1 ? { i18n: true, locales } : {}),
+})
 
 /** CMS requests by shape since the last reset: the sync's own, and read-through by what a client asked. */
 let shapes: Partial<Record<RequestShape, number>> = {}
@@ -253,7 +297,7 @@ async function control(req: IncomingMessage, res: ServerResponse): Promise<void>
       pageCount = Math.max(1, nonNegativeInteger(body.pages, 'pages'))
       if (body.seed !== undefined) seed = nonNegativeInteger(body.seed, 'seed')
       const started = performance.now()
-      pages = generateSite({ pages: pageCount, seed })
+      pages = siteOf({ pages: pageCount, seed })
       origin.setPages(pages)
       edits = 0
       created = new Set()
@@ -273,6 +317,12 @@ async function control(req: IncomingMessage, res: ServerResponse): Promise<void>
     }
     case 'GET /info':
       answer = info()
+      break
+    case 'GET /structure':
+      answer = {
+        limitMax: ORIGIN_LIMIT_MAX,
+        pages: pages.filter((page) => page.live !== false).map((page) => ({ id: page.id, type: page.type, parentId: page.parentId, locale: page.locale ?? 'en' })),
+      }
       break
     default:
       res.writeHead(404, { 'content-type': 'application/json' })

@@ -36,6 +36,7 @@ import type { Shield } from './lib/shield.js'
 import { coldScenario } from './scenarios/cold.js'
 import { editsScenario } from './scenarios/edits.js'
 import { floodEstimateMs, floodScenario } from './scenarios/flood.js'
+import { frontendScenario } from './scenarios/frontend.js'
 import { largeScenario } from './scenarios/large.js'
 import { purgeScenario } from './scenarios/purge.js'
 import { loggingScenario } from './scenarios/logging.js'
@@ -79,8 +80,8 @@ function contextFor(origin: Origin, dir: string): BenchContext {
     recorder,
     schedule,
     pacing,
-    startShield: (label, logLevel, readyTimeoutMs, env) =>
-      startShield({ workDir: dir, cpu: pinning?.server, shieldEnv: config.shieldEnv, nodeArgs: config.shieldNodeArgs }, label, origin, logLevel, readyTimeoutMs, env),
+    startShield: (label, logLevel, readyTimeoutMs, env, at) =>
+      startShield({ workDir: dir, cpu: pinning?.server, shieldEnv: config.shieldEnv, nodeArgs: config.shieldNodeArgs }, label, at ?? origin, logLevel, readyTimeoutMs, env),
     startBaseline: (kind, bodyFile, headersFile, options) =>
       startBaseline({ cpu: pinning?.server, headerSet: config.baselineHeaders }, kind, bodyFile, headersFile, options),
   }
@@ -172,6 +173,10 @@ async function main(): Promise<void> {
   }
   if (shield && site && last.length > 0) await throughputScenario(ctx, throughput, last, shield, site)
   await shield?.child.stop()
+  if (selected('frontend')) {
+    if (schedule.spareMs('frontend') < schedule.estimateMs('frontend')) recorder.skip('frontend', 'not enough time left before BENCH_MAX_SECONDS')
+    else await frontendScenario(ctx, pinning)
+  }
   if (selected('flood')) await floodPhase(ctx)
   if (selected('purge')) {
     if (schedule.spareMs('purge') < schedule.estimateMs('purge')) recorder.skip('purge', 'not enough time left before BENCH_MAX_SECONDS')

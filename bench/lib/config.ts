@@ -7,7 +7,7 @@
 import { join } from 'node:path'
 import type { BaselineHeaderSet } from './canned-response.js'
 
-export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'flood', 'edits', 'purge'] as const
+export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'frontend', 'flood', 'edits', 'purge'] as const
 export type ScenarioId = (typeof SCENARIOS)[number]
 
 function envNumber(name: string, fallback: number, min: number, max: number): number {
@@ -120,6 +120,8 @@ export function readConfig() {
       latencyMs: Math.round(envNumber('BENCH_FLOOD_LATENCY_MS', 100, 0, 10_000)),
       timeoutMs: Math.round(envNumber('BENCH_FLOOD_TIMEOUT_MS', 5_000, 100, 60_000)),
     },
+    // A site build's workers: requests of the `frontend` build in flight at once.
+    frontendConcurrency: Math.round(envNumber('BENCH_FRONTEND_CONCURRENCY', 8, 1, 256)),
     quietWaitS: envNumber('BENCH_QUIET_WAIT', 20, 0, 600),
     only: new Set(envChoice('BENCH_ONLY', SCENARIOS, 'scenario')),
     // Only some of the `wrk` scenario's rows: more rounds of one row in the same time.

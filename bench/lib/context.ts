@@ -21,7 +21,10 @@ export interface BenchContext {
   recorder: Recorder
   schedule: Schedule
   pacing: Pacing
-  /** A cms-shield against `origin`; `env`: variables of this scenario's own (BENCH_SHIELD_ENV still wins). */
-  startShield(label: string, logLevel: 'warn' | 'info', readyTimeoutMs: number, env?: Record<string, string>): Promise<Shield>
+  /**
+   * A cms-shield against `origin` (or `at`, a fake CMS of the scenario's own); `env`: variables of
+   * this scenario's own (BENCH_SHIELD_ENV still wins).
+   */
+  startShield(label: string, logLevel: 'warn' | 'info', readyTimeoutMs: number, env?: Record<string, string>, at?: Origin): Promise<Shield>
   startBaseline(kind: 'fastify' | 'node', bodyFile: string, headersFile: string, options?: BaselineOptions): Promise<Baseline>
 }

@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path'
 import { getJson, postJson } from './http.js'
+import type { SiteStructure } from './frontend-mix.js'
 import { BenchChild } from './processes.js'
 import type { CpuPinning } from './processes.js'
 
@@ -15,9 +16,10 @@ export interface Origin {
   control: string
 }
 
-export async function startOrigin(pages: number, pinning: CpuPinning | undefined): Promise<Origin> {
+/** `locales`: more than one starts it with WAGTAIL_I18N_ENABLED, the site translated into each after the first. */
+export async function startOrigin(pages: number, pinning: CpuPinning | undefined, locales: readonly string[] = []): Promise<Origin> {
   const child = new BenchChild('origin', ['--import', 'tsx', join('bench', 'origin.ts')], {
-    env: { BENCH_ORIGIN_PAGES: String(pages), BENCH_ORIGIN_LATENCY_MS: '0' },
+    env: { BENCH_ORIGIN_PAGES: String(pages), BENCH_ORIGIN_LATENCY_MS: '0', ...(locales.length > 0 ? { BENCH_ORIGIN_LOCALES: locales.join(',') } : {}) },
     ...(pinning ? { cpu: pinning.harness } : {}),
   })
   const match = await child.waitForLine(/^bench-origin ready api=(\S+) control=(\S+)/, 60_000)
@@ -42,3 +44,6 @@ export interface SiteInfo {
   sampleIds: number[]
   generatedMs?: number
 }
+
+/** Every live page, for queries derived from the site (`GET /structure`). */
+export const originStructure = (origin: Origin): Promise<SiteStructure> => getJson<SiteStructure>(`${origin.control}/structure`)

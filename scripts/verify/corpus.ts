@@ -7,8 +7,10 @@
  * images/documents listings, details and find drawn from their own ids, titles and tags.
  * @module
  */
+import { fieldsOrderCoverage } from './fields-order-corpus.js'
 import { seededRandom, type Random } from './prng.js'
-import type { ApiPaths, Method, SiteEndpoint, SiteModel, SitePage, View, VerifyRequest } from './types.js'
+import { enc, listingOf, pair } from './query-text.js'
+import type { ApiPaths, Method, RequestDraft, SiteEndpoint, SiteModel, SitePage, View, VerifyRequest } from './types.js'
 
 /** cms-shield's default API_PATH: where the seed's CMS mounts its API router. */
 export const DEFAULT_API_PATH = '/api/v1/cms/'
@@ -24,17 +26,7 @@ export function apiPaths(api = DEFAULT_API_PATH, pagesEndpoint = 'pages'): ApiPa
 
 export const DEFAULT_PATHS: ApiPaths = apiPaths()
 
-const SAFE = /^[A-Za-z0-9\-_.~,:/()*!]$/
-
-/** Percent-encodes UTF-8 except the characters a query may carry raw (`,` `(` `*` stay readable). */
-export function enc(text: string): string {
-  let out = ''
-  for (const ch of text) {
-    if (SAFE.test(ch)) out += ch
-    else for (const byte of new TextEncoder().encode(ch)) out += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
-  }
-  return out
-}
+export { enc }
 
 export const ACCEPTS: readonly (string | undefined)[] = [
   undefined, 'application/json', '*/*', 'text/html', 'application/xml', 'application/json; indent=2', 'text/html, application/json;q=0.9',
@@ -143,11 +135,6 @@ function htmlPath(ctx: Ctx): string {
   return ctx.r.pick([known, known, known.replace(/^\/|\/$/g, ''), `${known}nope/`, '/nope/', '', '//'])
 }
 
-const pair = (key: string, value: string): string => `${enc(key)}=${enc(value)}`
-
-function listingOf(path: string, query: string[]): string {
-  return query.length === 0 ? path : `${path}?${query.join('&')}`
-}
 
 /** `type=T` with what only T's serializer knows: its fields, ordering and filters. */
 function typed(ctx: Ctx): string[] {
@@ -216,7 +203,7 @@ function findQuery(ctx: Ctx): string[] {
   return query
 }
 
-type Draft = Omit<VerifyRequest, 'n' | 'method'> & { readonly method?: Method }
+type Draft = RequestDraft
 
 /** What the images and documents endpoints take (Wagtail's BaseAPIViewSet), and what they refuse. */
 export const ENDPOINT_KEYS = ['limit', 'offset', 'fields', 'order', 'search', 'search_operator', 'tags', 'title', 'format', '_'] as const
@@ -382,7 +369,9 @@ function randomDraft(ctx: Ctx): Draft {
 export function buildCorpus(site: SiteModel, seed: number, count: number, paths: ApiPaths = DEFAULT_PATHS): VerifyRequest[] {
   if (site.pages.length === 0 || site.types.length === 0) throw new Error('the CMS lists no pages: nothing to verify')
   const ctx: Ctx = { site, r: seededRandom(seed), paths }
-  const drafts = coverage(ctx)
+  // `fields` and `order` in every form next, from a random stream of their own: the rest of a
+  // seed's corpus stays what it was.
+  const drafts = [...coverage(ctx), ...fieldsOrderCoverage(site, paths, seed)]
   while (drafts.length < count) {
     const draft = randomDraft(ctx)
     const roll = ctx.r.next()

@@ -1,12 +1,13 @@
 /**
  * Learns from the CMS what the corpus is built from: its largest page size (probed as cms-shield
  * probes it), every page of the listing, the page types present and each type's own fields (one
- * `?type=T&fields=*&limit=1` and one detail per type), the base of its `detail_url`s, and (with
- * `--endpoints`) every item of the router's other endpoints: ids, titles, tags.
+ * `?type=T&fields=*&limit=1` and one detail per type; for a type with date fields, their value on
+ * each of its pages), the base of its `detail_url`s, and (with `--endpoints`) every item of the
+ * router's other endpoints: ids, titles, tags.
  * @module
  */
 import { DEFAULT_PATHS } from './corpus.js'
-import type { ApiPaths, Exchange, SiteEndpoint, SiteModel, SitePage, SiteType } from './types.js'
+import type { ApiPaths, Exchange, SiteDateField, SiteEndpoint, SiteModel, SitePage, SiteType } from './types.js'
 
 export type Get = (target: string) => Promise<Exchange>
 
@@ -102,10 +103,31 @@ function isShortScalar(value: unknown): value is string | number | boolean {
   return typeof value === 'number' || typeof value === 'boolean'
 }
 
+/** A `DateField`'s or an aware `DateTimeField`'s value, as DRF writes them. */
+const DATE_VALUE = /^\d{4}-\d\d-\d\d(T\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d:\d\d))?$/
+
+/** Each of `fields`' value on every page of the type, from its listing (`fields=_,id,<fields>`), a page of `pageSize` at a time. */
+async function dateValues(get: Get, pagesPath: string, name: string, fields: readonly string[], pageSize: number): Promise<SiteDateField[]> {
+  const values = fields.map(() => [] as (readonly [number, string | null])[])
+  for (let offset = 0; ; ) {
+    const body = await ok(get, `${pagesPath}?type=${encodeURIComponent(name)}&fields=_,id,${fields.join(',')}&limit=${pageSize}&offset=${offset}`)
+    const batch = Array.isArray(body['items']) ? (body['items'] as Json[]) : []
+    for (const item of batch) {
+      if (typeof item['id'] !== 'number') continue
+      fields.forEach((field, i) => values[i]!.push([item['id'] as number, str(item[field]) ?? null]))
+    }
+    offset += batch.length
+    if (batch.length === 0 || offset >= Number((body['meta'] as Json | undefined)?.['total_count'] ?? 0)) break
+  }
+  return fields.map((field, i) => ({ name: field, values: values[i]! }))
+}
+
 /** A type whose serializer the CMS cannot show (an error on `fields=*`) is still used, without its own fields. */
-async function describeType(get: Get, pagesPath: string, name: string, count: number, log: (line: string) => void): Promise<SiteType> {
+async function describeType(get: Get, pagesPath: string, name: string, count: number, pageSize: number, log: (line: string) => void): Promise<SiteType> {
   try {
-    return await describeTypeFields(get, pagesPath, name, count)
+    const type = await describeTypeFields(get, pagesPath, name, count)
+    const dated = type.filters.filter(([, value]) => DATE_VALUE.test(value)).map(([field]) => field)
+    return dated.length === 0 ? type : { ...type, dates: await dateValues(get, pagesPath, name, dated, pageSize) }
   } catch (error) {
     if (!(error instanceof DiscoveryError)) throw error
     log(`verify: ${name}'s own fields are not used: ${error.message}`)
@@ -190,7 +212,7 @@ export async function discoverSite(get: Get, log: (line: string) => void = () =>
   const counts = new Map<string, number>()
   for (const page of pages) counts.set(page.type, (counts.get(page.type) ?? 0) + 1)
   const types: SiteType[] = []
-  for (const [name, count] of counts) types.push(await describeType(counted, paths.pages, name, count, log))
+  for (const [name, count] of counts) types.push(await describeType(counted, paths.pages, name, count, limitMax ?? UNBOUNDED_PAGE, log))
   const hosts = new Set<string>()
   for (const item of items) {
     const url = str(((item['meta'] ?? {}) as Json)['html_url'])

@@ -4,6 +4,7 @@
  * where docs/wagtail-compatibility.md says cms-shield differs on purpose.
  * @module
  */
+import { askedTheCms, fieldsOrderCost } from './cms-requests.js'
 import type { VerifyRun } from './run-verify.js'
 import type { Exchange, Result, VerifyRequest } from './types.js'
 
@@ -78,7 +79,21 @@ export function formatReport(run: VerifyRun): string[] {
       )
     }
   }
+  lines.push(...costLines(run))
   lines.push(`verify: ${identicalCount(run)}/${run.results.length} identical`)
+  return lines
+}
+
+/** What the corpus cost the CMS: all read-through, and the `fields` and `order` requests by form. */
+function costLines(run: VerifyRun): string[] {
+  const lines: string[] = []
+  if (run.readThrough !== undefined) lines.push(`verify: cms-shield asked the CMS ${run.readThrough} times while answering the corpus (read-through, from its /metrics)`)
+  const cost = fieldsOrderCost(run.results)
+  const requests = [...cost.values()].reduce((sum, each) => sum + each.requests, 0)
+  if (requests === 0) return lines
+  const asked = [...cost.values()].reduce((sum, each) => sum + each.asked, 0)
+  lines.push(`verify: fields and order: ${asked} of ${requests} requests asked the CMS (Cache-Status fwd=miss)${asked > 0 ? ':' : ''}`)
+  for (const [kind, each] of cost) if (each.asked > 0) lines.push(`  ${kind} — ${each.asked} of ${each.requests}`)
   return lines
 }
 
@@ -102,6 +117,8 @@ export function resultsJson(run: VerifyRun, options: Record<string, unknown>): u
     endpoints: (run.site.media ?? []).map((endpoint) => ({ name: endpoint.name, items: endpoint.ids.length, tags: endpoint.tags })),
     discoveryRequests: run.discoveryRequests,
     counts: run.counts,
+    ...(run.readThrough === undefined ? {} : { readThrough: run.readThrough }),
+    fieldsOrderCost: Object.fromEntries(fieldsOrderCost(run.results)),
     identical: identicalCount(run),
     total: run.results.length,
     results: run.results.map((result) => {
@@ -110,6 +127,7 @@ export function resultsJson(run: VerifyRun, options: Record<string, unknown>): u
         ...result.request,
         outcome: result.verdict.outcome,
         notes: result.verdict.notes,
+        askedTheCms: askedTheCms(result.shield),
         cms: exchangeJson(result.cms, keep),
         shield: exchangeJson(result.shield, keep),
       }

@@ -3,6 +3,7 @@
  * request to both sides at the operator's rate, and compare. The CLI and the tests call this.
  * @module
  */
+import { shieldReadThrough } from './cms-requests.js'
 import { compareExchanges } from './compare-answers.js'
 import { apiPaths, buildCorpus } from './corpus.js'
 import { detailBase, discoverSite } from './discover-site.js'
@@ -42,6 +43,8 @@ export interface VerifyRun {
   readonly discoveryRequests: number
   readonly results: readonly Result[]
   readonly counts: Readonly<Record<Outcome, number>>
+  /** Read-through requests the shield made while the corpus ran (its `/metrics`); absent when it cannot say. */
+  readonly readThrough?: number
 }
 
 const USER_AGENT = 'cms-shield-verify'
@@ -126,13 +129,16 @@ export async function runVerify(options: VerifyOptions): Promise<VerifyRun> {
       done++
       progress()
     }
+    const before = await shieldReadThrough(shield, baseHeaders(undefined))
     const running: Promise<void>[] = []
     for (const request of corpus) {
       await slots.acquire()
       running.push(one(request).finally(() => slots.release()))
     }
     await Promise.all(running)
-    return { paths, ...(host === undefined ? {} : { host }), bases, site: discovery.site, discoveryRequests: discovery.requests, results, counts }
+    const after = before === undefined ? undefined : await shieldReadThrough(shield, baseHeaders(undefined))
+    const readThrough = after === undefined || before === undefined ? undefined : after - before
+    return { paths, ...(host === undefined ? {} : { host }), bases, site: discovery.site, discoveryRequests: discovery.requests, results, counts, ...(readThrough === undefined ? {} : { readThrough }) }
   } finally {
     cms.close()
     shield.close()

@@ -21,6 +21,9 @@ export interface VerifyRequest {
   readonly endpoint?: string
 }
 
+/** A request as a generator writes it, before it is numbered (GET unless said). */
+export type RequestDraft = Omit<VerifyRequest, 'n' | 'method'> & { readonly method?: Method }
+
 export interface Answer {
   readonly status: number
   /** Lower-cased names; repeated headers joined with `, `. */
@@ -87,6 +90,15 @@ export interface SiteType {
   readonly filters: readonly (readonly [string, string])[]
   /** Object-valued fields and their keys, for `fields=name(key)`. */
   readonly nested: readonly (readonly [string, readonly string[]])[]
+  /** Its own fields whose values read as dates or instants, with every page's value: candidates for `order=`. */
+  readonly dates?: readonly SiteDateField[]
+}
+
+/** One of a type's own date fields, as the type's listing showed it for each of its pages. */
+export interface SiteDateField {
+  readonly name: string
+  /** `[page id, value]`; `null` where the page has none. */
+  readonly values: readonly (readonly [number, string | null])[]
 }
 
 /** What the corpus is built from; everything in it came from the CMS. */

@@ -36,7 +36,7 @@ function listQueryKey(query: ListQuery): string {
     f.id ?? null, f.title ?? null, f.slug ?? null, f.seoTitle ?? null, f.searchDescription ?? null, f.showInMenus ?? null,
     query.childOf ?? null, query.ancestorOf ?? null, query.descendantOf ?? null, query.locale ?? null, query.translationOf ?? null,
     query.order === undefined ? null : `${query.order.descending ? '-' : ''}${query.order.field}`,
-    query.fields?.key ?? null,
+    query.fields?.key ?? null, query.fields?.locale ?? null,
     query.offset, query.limit,
   ])
 }

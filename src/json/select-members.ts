@@ -6,10 +6,12 @@
  * @module
  */
 import type { ObjectNode } from './json-spans.js'
+import { jsonString } from './json-text.js'
 
 /**
  * Members to keep: `true` keeps a member whole, a nested selection keeps some of its object's
- * members, `{ raw }` puts another source's value text in the member's place.
+ * members, `{ raw }` puts another source's value text in the member's place, or after the
+ * object's own members when it has none of that name.
  */
 export type MemberSelection = ReadonlyMap<string, true | { readonly raw: string } | MemberSelection>
 
@@ -30,6 +32,12 @@ export function selectMembers(text: string, object: ObjectNode, selection: Membe
     if (selected === true || (selected instanceof Map && entry.value.kind !== 'object')) members.push(indented(text.slice(entry.keyStart, entry.value.end)))
     else if (selected instanceof Map && entry.value.kind === 'object') members.push(key + selectMembers(text, entry.value, selected, depth + 1, shift))
     else members.push(key + (selected as { readonly raw: string }).raw)
+  }
+  if (selection.size > members.length) {
+    const own = new Set(object.entries.map((entry) => entry.key))
+    for (const [name, selected] of selection) {
+      if (!own.has(name) && typeof selected === 'object' && 'raw' in selected) members.push(`${jsonString(name)}: ${selected.raw}`)
+    }
   }
   if (members.length === 0) return '{}'
   const inner = INDENT.repeat(depth + 1)

@@ -236,6 +236,18 @@ describe('encode and decode', () => {
     })
   })
 
+  it('keeps the language every page has on a CMS without i18n, and reads a dialect stored without it as not known', async () => {
+    const withLocale = buildSnapshot(pagesOfSnapshot(smallSnapshot()), { version: 7, syncedAt: 1, dialect: { ...DIALECT, unlistedLocale: 'pt-br' } })
+    expect(withLocale.fingerprint).not.toBe(smallSnapshot().fingerprint)
+    const loaded = loadSnapshot(await encodeSnapshotOfAsync(withLocale, ORIGIN), ORIGIN)
+    if (!loaded.ok) throw new Error(loaded.reason)
+    expectSameSnapshot(loaded.snapshot, withLocale)
+    expect(loaded.snapshot.dialect.unlistedLocale).toBe('pt-br')
+    const without = loadSnapshot(await encodeSnapshotOfAsync(smallSnapshot(), ORIGIN), ORIGIN)
+    if (!without.ok) throw new Error(without.reason)
+    expect('unlistedLocale' in without.snapshot.dialect).toBe(false)
+  })
+
   it('decodes what the metadata read checked without checking the whole buffer again', () => {
     const original = smallSnapshot()
     const buf = encodeSnapshotOf(original, ORIGIN)

@@ -7,7 +7,7 @@
  * was synced from and the BASE_URL its `detail_url`s were rewritten to.
  * @module
  */
-import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import type { DateOrders, Dialect, Snapshot } from '../tree/snapshot.js'
 import { TranslationGroups } from '../tree/translations.js'
 import { NOT_ACCEPTABLE_TEXT } from '../query/wagtail-messages.js'
 
@@ -50,6 +50,8 @@ export function metadataFields(input: SnapshotMetadata): Record<string, unknown>
     dialect: {
       limitMax: dialect.limitMax, emptyTypeIgnored: dialect.emptyTypeIgnored, findKeepsQuery: dialect.findKeepsQuery, nulInTextFilter: dialect.nulInTextFilter,
       notAcceptableText: dialect.notAcceptableText,
+      ...(dialect.unlistedLocale === undefined ? {} : { unlistedLocale: dialect.unlistedLocale }),
+      ...(dialect.dateOrders === undefined ? {} : { dateOrders: dialect.dateOrders }),
     },
     ...(input.translations === undefined ? {} : { translations: input.translations.groups }),
   }
@@ -109,7 +111,7 @@ export function isCount(value: unknown): value is number {
 /** A stored dialect, the fields learned later read as their defaults when absent. */
 function readDialect(value: unknown): Dialect | undefined {
   if (!isObject(value)) return undefined
-  const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText } = value
+  const { limitMax, emptyTypeIgnored, findKeepsQuery, nulInTextFilter, notAcceptableText, unlistedLocale, dateOrders } = value
   if (limitMax !== null && !isCount(limitMax)) return undefined
   if (typeof emptyTypeIgnored !== 'boolean' || typeof findKeepsQuery !== 'boolean') return undefined
   // Learned later than the others: a snapshot stored before has none, and gets the refusal.
@@ -117,5 +119,13 @@ function readDialect(value: unknown): Dialect | undefined {
     limitMax, emptyTypeIgnored, findKeepsQuery,
     nulInTextFilter: nulInTextFilter === 'matches-nothing' ? 'matches-nothing' : 'refused',
     notAcceptableText: typeof notAcceptableText === 'string' && notAcceptableText !== '' ? notAcceptableText : NOT_ACCEPTABLE_TEXT,
+    // Absent in snapshots stored before it was learned: `locale` is then answered by the CMS.
+    ...(typeof unlistedLocale === 'string' && unlistedLocale !== '' ? { unlistedLocale } : {}),
+    ...(isDateOrders(dateOrders) ? { dateOrders } : {}),
   }
+}
+
+/** A stored `Dialect.dateOrders`: anything else reads as nothing learned (the CMS orders those types). */
+function isDateOrders(value: unknown): value is DateOrders {
+  return isObject(value) && Object.values(value).every((fields) => isObject(fields) && Object.values(fields).every((kind) => kind === 'date' || kind === 'datetime'))
 }

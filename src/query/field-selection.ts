@@ -2,14 +2,18 @@
  * `?fields=` decided from a stored detail (docs/wagtail-compatibility.md#detail-fields). A page
  * type's detail holds every one of its fields (`locale` only with i18n), in the serializer's order,
  * so what a selection shows is some of the stored members: on the detail itself, or in a listing's
- * items (which start from the listing's defaults and never show `parent`). What the stored detail
- * cannot show goes to the CMS: `locale` where it is not stored, sub-fields beyond a nested page's
- * defaults, sub-fields of any other field (a relation or an error only the model knows). Pure.
+ * items (which start from the listing's defaults and never show `parent`). `locale`, which the
+ * stored detail holds only with i18n, is written from the one language every page has when the
+ * sync learned it (`Dialect.unlistedLocale`). `alias_of(…)` shows the nested page with its
+ * default fields, whatever the sub-fields say, as Wagtail does. What the snapshot cannot decide
+ * goes to the CMS: `locale` where neither holds it, sub-fields a nested page's serializer may
+ * refuse, sub-fields of any other field (a relation or an error only the model knows). Pure.
  * @module
  */
 import type { ObjectNode } from '../json/json-spans.js'
 import type { MemberSelection } from '../json/select-members.js'
 import type { FieldSpec } from './fields-parameter.js'
+import { jsonString } from '../json/json-text.js'
 import { wagtailErrors, type WagtailError } from './wagtail-messages.js'
 
 /** A page type's fields as its stored detail has them, in order. */
@@ -21,20 +25,30 @@ export interface StoredFields {
 export type ChosenFields =
   /** The view's defaults: the stored detail, or the stored listing items, as they are. */
   | { readonly kind: 'default' }
-  /** Names of the stored body and meta members to show, in order; `alias_of`'s own when it has sub-fields. */
-  | { readonly kind: 'select'; readonly body: readonly string[]; readonly meta: readonly string[]; readonly aliasOf?: MemberSelection }
+  /**
+   * Names of the stored body and meta members to show, in order; `locale`'s value as JSON text
+   * when it is shown but not stored (the last meta member).
+   */
+  | { readonly kind: 'select'; readonly body: readonly string[]; readonly meta: readonly string[]; readonly locale?: string }
   | { readonly kind: 'error'; readonly error: WagtailError }
   | { readonly kind: 'forward'; readonly reason: string }
 
-/** A nested page's default fields (`nested_default_fields`), and so all the stored nested object holds. */
-const NESTED_DEFAULTS: ReadonlySet<string> = new Set(['id', 'type', 'detail_url', 'title', 'html_url'])
-const NESTED_META: ReadonlySet<string> = new Set(['type', 'detail_url', 'html_url'])
+/**
+ * The fields a nested page's serializer takes: the pages endpoint's own, less the detail-only
+ * `parent`. Wagtail checks `alias_of(…)`'s sub-fields against them, then writes the nested page
+ * with its default fields whatever they say (`PageAliasOfField`, the same 4.1 → 7.4).
+ */
+const NESTED_FIELDS: ReadonlySet<string> = new Set(['id', 'title', 'type', 'detail_url', 'html_url', 'slug', 'show_in_menus', 'seo_title',
+  'search_description', 'first_published_at', 'alias_of', 'locale'])
 /** A listing item's default fields (`listing_default_fields`; `locale` too with i18n). */
 const LISTING_DEFAULTS: readonly string[] = ['id', 'type', 'detail_url', 'title', 'html_url', 'slug', 'first_published_at']
 /** Only on a detail (`detail_only_fields`). */
 const DETAIL_ONLY = 'parent'
-/** The page's field that is a relation to another page, nested with its own fields. */
+/** The page's field that is a relation to another page, nested with its default fields. */
 const PAGE_RELATION = 'alias_of'
+/** Fields of every page that are no relation (`parent` and the meta fields are no model fields at all). */
+const NOT_RELATIONS: ReadonlySet<string> = new Set(['id', 'title', 'type', 'detail_url', 'html_url', 'slug', 'show_in_menus', 'seo_title',
+  'search_description', 'first_published_at', 'parent'])
 
 const DEFAULT: ChosenFields = Object.freeze({ kind: 'default' })
 
@@ -62,15 +76,13 @@ function applyConfig(config: readonly FieldSpec[], defaults: Iterable<string>, a
   return { selected, mentioned, sub }
 }
 
-/** A nested page's selection over the stored nested object; `undefined`: only the CMS can show it. */
-function nestedSelection(config: readonly FieldSpec[]): MemberSelection | undefined {
-  if (config[0]?.name === '*') return undefined
-  const { selected, mentioned } = applyConfig(config, NESTED_DEFAULTS, [...NESTED_DEFAULTS])
-  if ([...mentioned, ...selected].some((name) => !NESTED_DEFAULTS.has(name))) return undefined
-  const meta = new Map<string, true>([...selected].filter((name) => NESTED_META.has(name)).map((name) => [name, true]))
-  const members = new Map<string, true | MemberSelection>([...selected].filter((name) => !NESTED_META.has(name)).map((name) => [name, true]))
-  if (meta.size > 0) members.set('meta', meta)
-  return members
+/**
+ * Whether a nested page's serializer takes these sub-fields without an error: names it has, none
+ * with sub-fields of its own. Anything else is an error whose place among the view's other checks
+ * only the CMS gives.
+ */
+function nestedFieldsTaken(config: readonly FieldSpec[]): boolean {
+  return config.every((spec) => (spec.name === '*' || spec.name === '_' || NESTED_FIELDS.has(spec.name)) && (spec.sub === null || spec.sub.length === 0))
 }
 
 /** The fields a stored detail holds. */
@@ -83,11 +95,31 @@ export function storedFields(detail: ObjectNode): StoredFields {
 }
 
 /**
+ * Wagtail's checks of sub-fields, made on the shown fields in a set's order: `'x' does not support
+ * nested fields` for a field that is no relation, and the nested page's own checks for `alias_of`.
+ * Decided here when at most one of them can fail; `undefined`: all pass.
+ */
+function nestedChecks(sub: ReadonlyMap<string, readonly FieldSpec[]>, selected: ReadonlySet<string>): ChosenFields | undefined {
+  const refused: string[] = []
+  for (const [name, config] of sub) {
+    if (!selected.has(name)) return { kind: 'forward', reason: `sub-fields of ${name}, which is not shown` }
+    if (name === PAGE_RELATION) {
+      if (!nestedFieldsTaken(config)) return { kind: 'forward', reason: `sub-fields of ${PAGE_RELATION} its serializer may refuse` }
+    } else if (NOT_RELATIONS.has(name)) refused.push(name)
+    // `locale` and a type's own field may be relations, with checks only their models know.
+    else return { kind: 'forward', reason: `sub-fields of ${name}` }
+  }
+  if (refused.length > 1) return { kind: 'forward', reason: 'which of several refused sub-fields Wagtail names depends on a set\'s order' }
+  return refused.length === 1 ? { kind: 'error', error: wagtailErrors.noNestedFields(refused[0]!) } : undefined
+}
+
+/**
  * @param config the parsed `fields` parameter.
  * @param stored the fields the page type's stored detail holds (for a listing of every type, the
  *   generic ones every page has).
+ * @param unlistedLocale the language every page has, where the stored detail leaves `locale` out.
  */
-export function chooseFields(config: readonly FieldSpec[], stored: StoredFields, view: 'detail' | 'listing'): ChosenFields {
+export function chooseFields(config: readonly FieldSpec[], stored: StoredFields, view: 'detail' | 'listing', unlistedLocale?: string): ChosenFields {
   const inView = (name: string) => view === 'detail' || name !== DETAIL_ONLY
   const body = stored.body.filter(inView)
   const meta = stored.meta.filter(inView)
@@ -99,27 +131,32 @@ export function chooseFields(config: readonly FieldSpec[], stored: StoredFields,
 
   const unknown = [...mentioned].filter((name) => !all.includes(name)).sort(byCodePoint)
   if (unknown.length > 0) return { kind: 'error', error: wagtailErrors.unknownFields(unknown) }
-  if (!held.has('locale') && selected.has('locale')) return { kind: 'forward', reason: 'locale is not in the stored detail' }
-  for (const name of sub.keys()) if (name !== PAGE_RELATION || !selected.has(name)) return { kind: 'forward', reason: `sub-fields of ${name}` }
-  const aliasOf = sub.has(PAGE_RELATION) ? nestedSelection(sub.get(PAGE_RELATION)!) : undefined
-  if (sub.has(PAGE_RELATION) && aliasOf === undefined) return { kind: 'forward', reason: `sub-fields of ${PAGE_RELATION} the stored detail does not hold` }
+  const addedLocale = !held.has('locale') && selected.has('locale')
+  if (addedLocale && unlistedLocale === undefined) return { kind: 'forward', reason: 'locale is not in the stored detail' }
+  const nested = nestedChecks(sub, selected)
+  if (nested !== undefined) return nested
   const sameAsDefaults = selected.size === new Set(defaults).size && [...defaults].every((name) => selected.has(name))
-  if (aliasOf === undefined && sameAsDefaults) return DEFAULT
+  if (sameAsDefaults) return DEFAULT
   return {
     kind: 'select',
     body: body.filter((name) => selected.has(name)),
     meta: meta.filter((name) => selected.has(name)),
-    ...(aliasOf === undefined ? {} : { aliasOf }),
+    ...(addedLocale ? { locale: jsonString(unlistedLocale!) } : {}),
   }
 }
 
-/** A detail's members for a selection (`select-members.ts`); `html_url`'s value from `htmlUrl` when given. */
-export function membersOf(chosen: Pick<Extract<ChosenFields, { kind: 'select' }>, 'body' | 'meta' | 'aliasOf'>, htmlUrl?: string): MemberSelection {
+/**
+ * A detail's members for a selection (`select-members.ts`); `html_url`'s value from `htmlUrl` when
+ * given. A `locale` the detail does not store is added last in `meta`, where the serializer writes
+ * it (docs/wagtail-compatibility.md#response-bodies).
+ */
+export function membersOf(chosen: Pick<Extract<ChosenFields, { kind: 'select' }>, 'body' | 'meta' | 'locale'>, htmlUrl?: string): MemberSelection {
   const members = new Map<string, true | { readonly raw: string } | MemberSelection>(chosen.body.map((name) => [name, true]))
   const meta = new Map<string, true | { readonly raw: string } | MemberSelection>(chosen.meta.map((name) => [
     name,
-    name === PAGE_RELATION && chosen.aliasOf ? chosen.aliasOf : name === 'html_url' && htmlUrl !== undefined ? { raw: htmlUrl } : true,
+    name === 'html_url' && htmlUrl !== undefined ? { raw: htmlUrl } : true,
   ]))
+  if (chosen.locale !== undefined) meta.set('locale', { raw: chosen.locale })
   // An empty meta is left out altogether, as the serializer does.
   if (meta.size > 0) members.set('meta', meta)
   return members

@@ -14,7 +14,7 @@ import type { DetailPlan } from './plan-types.js'
 import { KNOWN_LISTING_PARAMETERS } from './plan-listing.js'
 import type { KnownAbsent } from './known-absent.js'
 import {
-  baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, toPageId, translationLocaleSearch, treeFilters, type TreeFilters,
+  baseQueryset, FILTER_FIELDS, TREE_NOT_EXACT, fieldFilters, toPageId, translationLocaleSearch, treeFilters, typeDateOrders, type TreeFilters,
 } from './plan-steps.js'
 import { DATABASE_INT_MAX, notAcceptableIn, wagtailErrors } from './wagtail-messages.js'
 import { parseFieldsParameter } from './fields-parameter.js'
@@ -26,13 +26,16 @@ const KNOWN = new Set<string>([...KNOWN_LISTING_PARAMETERS, ...FILTER_FIELDS])
 
 /**
  * OrderingFilter values every Wagtail version accepts with any page type: `id`, `title` or
- * `first_published_at` (fields every page has) either way round, or `random`, which fails only next to an `offset` key. On a
+ * `first_published_at` (fields every page has) either way round, or `random`, which fails only next to an `offset` key;
+ * and with one type, its own date fields the CMS was seen to order by (`dates`). On a
  * detail the order changes nothing: the page is looked up in the ordered queryset.
  */
-function orderAlwaysAccepted(params: QueryParams): boolean {
+function orderAlwaysAccepted(params: QueryParams, dates: Readonly<Record<string, unknown>> | undefined): boolean {
   const order = params.get('order')
   if (order === 'random') return !params.has('offset')
-  return ['id', '-id', 'title', '-title', 'first_published_at', '-first_published_at'].includes(order ?? '')
+  if (['id', '-id', 'title', '-title', 'first_published_at', '-first_published_at'].includes(order ?? '')) return true
+  const field = order?.startsWith('-') ? order.slice(1) : order
+  return dates !== undefined && field !== undefined && Object.hasOwn(dates, field)
 }
 
 /**
@@ -101,7 +104,7 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
     treeSelection = tree.value
   }
 
-  if (params.has('order') && !orderAlwaysAccepted(params)) return forward('order is answered by the CMS')
+  if (params.has('order') && !orderAlwaysAccepted(params, typeDateOrders(snapshot, typed.value))) return forward('order is answered by the CMS')
   const locale = translationLocaleSearch(params, snapshot)
   if ('error' in locale) return { kind: 'error', error: locale.error }
   if ('forward' in locale) return forward(locale.forward)
@@ -119,7 +122,7 @@ export function planDetail(pathId: string, params: QueryParams, snapshot: Snapsh
   if (!parsed.ok) return { kind: 'error', error: wagtailErrors.fieldsError(parsed.message) }
   const detail = parseJsonSpans(bytesOf(page.detail).toString('utf8'))
   if (detail.kind !== 'object') return forward('fields of a detail that is no object')
-  const chosen = chooseFields(parsed.fields, storedFields(detail), 'detail')
+  const chosen = chooseFields(parsed.fields, storedFields(detail), 'detail', snapshot.dialect.unlistedLocale)
   switch (chosen.kind) {
     case 'error': return { kind: 'error', error: chosen.error }
     case 'forward': return forward(chosen.reason)

@@ -8,7 +8,7 @@ import type { KnownAbsent } from './known-absent.js'
 import { negotiate } from './negotiate.js'
 import type { QueryParams } from './query-params.js'
 import type { ListPlan } from './plan-types.js'
-import { baseQueryset, FILTER_FIELDS, fieldFilters, orderStep, pagination, translationLocaleSearch, treeFilters, type Step, type TypeChoice } from './plan-steps.js'
+import { baseQueryset, FILTER_FIELDS, fieldFilters, orderStep, pagination, translationLocaleSearch, treeFilters, typeDateOrders, type Step, type TypeChoice } from './plan-steps.js'
 import { orderIsTotal, selectPages } from '../tree/select-pages.js'
 import type { ListFields, ListQuery } from '../tree/page-selection.js'
 import type { PageRecord } from '../tree/snapshot.js'
@@ -53,12 +53,15 @@ function listingFields(params: QueryParams, snapshot: Snapshot, typed: TypeChoic
   const page = pageOfType(snapshot, typed.singleModel ? typed.types : null)
   const detail = page === undefined ? undefined : parseJsonSpans(bytesOf(page.detail).toString('utf8'))
   if (detail?.kind !== 'object') return { forward: 'fields of a type the snapshot holds no detail of' }
-  const chosen = chooseFields(parsed.fields, listingStoredFields(storedFields(detail), typed.singleModel), 'listing')
+  const chosen = chooseFields(parsed.fields, listingStoredFields(storedFields(detail), typed.singleModel), 'listing', snapshot.dialect.unlistedLocale)
   switch (chosen.kind) {
     case 'error': return { error: chosen.error }
     case 'forward': return { forward: chosen.reason }
     case 'default': return { value: {} }
-    case 'select': return { value: { fields: { key: wanted, body: chosen.body, meta: chosen.meta, ...(chosen.aliasOf ? { aliasOf: chosen.aliasOf } : {}) } } }
+    case 'select': {
+      const { body, meta, locale } = chosen
+      return { value: { fields: { key: wanted, body, meta, ...(locale === undefined ? {} : { locale }) } } }
+    }
   }
 }
 
@@ -90,7 +93,7 @@ export function planListing(params: QueryParams, snapshot: Snapshot, accept?: st
 
   // OrderingFilter an order the snapshot holds; TranslationOfFilter the groups the sync learned;
   // LocaleFilter a language the snapshot knows; SearchFilter the CMS.
-  const ordered = orderStep(params)
+  const ordered = orderStep(params, typeDateOrders(snapshot, typed.value))
   if ('forward' in ordered) return forward(ordered.forward)
   const locale = translationLocaleSearch(params, snapshot)
   if ('error' in locale) return { kind: 'error', error: locale.error }

@@ -4,7 +4,7 @@
  * the CMS when it does not. The first step that fails wins, as in Wagtail.
  * @module
  */
-import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import type { DateKind, Dialect, Snapshot } from '../tree/snapshot.js'
 import { localesOf } from '../tree/page-meta.js'
 import { translationsOf } from '../tree/translations.js'
 import { NOTHING_KNOWN_ABSENT, typeKey, type KnownAbsent } from './known-absent.js'
@@ -133,17 +133,30 @@ export function localeFilter(params: QueryParams, snapshot: Snapshot): Exclude<S
 }
 
 /**
- * OrderingFilter (docs/wagtail-compatibility.md#ordering): one field the snapshot holds for every
- * page, `id` or `first_published_at`, either way round. Anything else (other fields, several,
- * `random`, an empty or unknown one) is the CMS's, whose answers and errors differ by version.
+ * The date fields of the one model a typed listing names that OrderingFilter takes
+ * (`Dialect.dateOrders`); none for a listing of several types or of all, whose model is `Page`.
  */
-export function orderStep(params: QueryParams): Exclude<Step<{ order?: PageOrder }>, { error: WagtailError }> {
+export function typeDateOrders(snapshot: Snapshot, typed: TypeChoice): Readonly<Record<string, DateKind>> | undefined {
+  if (!typed.singleModel || typed.types === null) return undefined
+  const [type] = typed.types
+  return snapshot.dialect.dateOrders?.[type!]
+}
+
+/**
+ * OrderingFilter (docs/wagtail-compatibility.md#ordering): one field the snapshot holds for every
+ * page, `id` or `first_published_at`, or one of the typed model's own date fields the CMS was
+ * seen to order by (`dates`), either way round. Anything else (other fields, several, `random`, an
+ * empty or unknown one) is the CMS's, whose answers and errors differ by version.
+ */
+export function orderStep(params: QueryParams, dates?: Readonly<Record<string, DateKind>>): Exclude<Step<{ order?: PageOrder }>, { error: WagtailError }> {
   const order = params.get('order')
   if (order === undefined) return { value: {} }
   const descending = order.startsWith('-')
   const field = descending ? order.slice(1) : order
-  if (field !== 'id' && field !== 'first_published_at') return { forward: answeredByTheCms('order') }
-  return { value: { order: { field, descending } } }
+  if (field === 'id' || field === 'first_published_at') return { value: { order: { field, descending } } }
+  const kind = dates !== undefined && Object.hasOwn(dates, field) ? dates[field] : undefined
+  if (kind === undefined) return { forward: answeredByTheCms('order') }
+  return { value: { order: { field, descending, kind } } }
 }
 
 /**

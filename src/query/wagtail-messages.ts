@@ -57,6 +57,8 @@ export const wagtailErrors = {
   fieldsError: (message: string) => badRequest(`fields error: ${message}`),
   /** `?fields=` naming what the page type does not have, sorted. */
   unknownFields: (names: readonly string[]) => badRequest(`unknown fields: ${names.join(', ')}`),
+  /** `?fields=name(sub)` on a field that is no relation. */
+  noNestedFields: (name: string) => badRequest(`'${name}' does not support nested fields`),
   /** Detail view: `get_object_or_404` names the queryset's model (docs/wagtail-compatibility.md#detail-view). */
   noMatch: (modelName: string) => notFound(`No ${modelName} matches the given query.`),
   findNotFound: notFound('not found'),

@@ -5,8 +5,10 @@
  * the answer is no less true, and asking again would cost the CMS requests for nothing.
  * @module
  */
-import type { Dialect } from '../tree/snapshot.js'
-import { probeListingFields } from './listing-fields.js'
+import type { SyncedPage } from '../tree/build-snapshot.js'
+import type { DateKind, DateOrders, Dialect } from '../tree/snapshot.js'
+import { dateCandidates, dateOrdersOf, probeDateOrder } from './date-orders.js'
+import { probeListingFields, type ListingExtras } from './listing-fields.js'
 import { probeDialect, probeLimitMax } from './probe-dialect.js'
 import type { UpstreamGet } from './upstream-port.js'
 
@@ -18,31 +20,55 @@ export interface CmsFacts {
   pageSize(full: boolean, signal: AbortSignal): Promise<number | null>
   /** Asks the CMS for its page size again (it refused the one in use). */
   probePageSize(signal: AbortSignal): Promise<number | null>
-  listingFields(signal: AbortSignal): Promise<boolean>
+  /** What the listing pass asks for beyond its defaults; `undefined`: nothing (the CMS refused it). */
+  listingFields(signal: AbortSignal): Promise<ListingExtras | undefined>
   /** The dialect with this page size; the other answers are probed once per process. */
   dialect(rootId: number, limitMax: number | null, signal: AbortSignal): Promise<Dialect>
+  /**
+   * Each page type's own date fields the CMS orders by (`date-orders.ts`): the types of `pages`
+   * not asked about yet are asked about now; a full sync asks about every type again.
+   */
+  dateOrders(pages: Iterable<SyncedPage>, full: boolean, signal: AbortSignal): Promise<DateOrders | undefined>
   /** A snapshot from storage or another instance brings the dialect it was synced with. */
   adopt(dialect: Dialect): void
 }
 
 export function createCmsFacts(get: UpstreamGet, pagesPath: string): CmsFacts {
   let dialect: Dialect | undefined
-  let withFields: boolean | undefined
+  let extras: { readonly value: ListingExtras | undefined } | undefined
+  /** Types asked about, with the fields the CMS orders them by. */
+  let dates = new Map<string, Map<string, DateKind>>()
   const probePageSize = (signal: AbortSignal) => probeLimitMax(get, pagesPath, signal)
   return {
     pageSize: (full, signal) => (full || dialect === undefined ? probePageSize(signal) : Promise.resolve(dialect.limitMax)),
     probePageSize,
     async listingFields(signal) {
-      withFields ??= await probeListingFields(get, pagesPath, signal)
-      return withFields
+      extras ??= { value: await probeListingFields(get, pagesPath, signal) }
+      return extras.value
     },
     async dialect(rootId, limitMax, signal) {
       if (dialect === undefined) dialect = { limitMax, ...(await probeDialect(get, pagesPath, rootId, signal)) }
       else if (dialect.limitMax !== limitMax) dialect = { ...dialect, limitMax }
       return dialect
     },
+    async dateOrders(pages, full, signal) {
+      if (full) dates = new Map()
+      for (const [type, candidates] of dateCandidates(pages, (each) => !dates.has(each))) {
+        const fields = new Map<string, DateKind>()
+        let decided = true
+        for (const [field, kind] of candidates) {
+          const orders = await probeDateOrder(get, pagesPath, type, field, signal)
+          if (orders === true) fields.set(field, kind)
+          decided &&= orders !== undefined
+        }
+        // An answer that said nothing (a 429, a 503) is asked again at the next sync.
+        if (decided) dates.set(type, fields)
+      }
+      return dateOrdersOf(dates)
+    },
     adopt(adopted) {
       dialect = adopted
+      for (const [type, fields] of Object.entries(adopted.dateOrders ?? {})) dates.set(type, new Map(Object.entries(fields)))
     },
   }
 }

@@ -7,9 +7,10 @@
  */
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
 import type { Pause } from '../tree/slices.js'
-import type { Dialect, Snapshot } from '../tree/snapshot.js'
+import type { DateOrders, Dialect, Snapshot } from '../tree/snapshot.js'
 import type { CmsFacts } from './cms-facts.js'
-import type { FetchProgress, ListingWindows } from './fetch-tree.js'
+import { localeOfWindows, type FetchProgress, type ListingWindows } from './fetch-tree.js'
+import type { ListingExtras } from './listing-fields.js'
 import type { SyncPlan } from './plan-sync.js'
 import { isPageSizeRefusal } from './sync-error.js'
 import { syncTree, type SyncedTree } from './sync-tree.js'
@@ -41,7 +42,7 @@ export interface FetchedTree {
   readonly dialect: Dialect
   /** What the tree was read with, for a second read in the same sync (`readTree`). */
   readonly pageSize: number | null
-  readonly withFields: boolean
+  readonly withFields: ListingExtras | undefined
 }
 
 export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Promise<FetchedTree> {
@@ -59,11 +60,24 @@ export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Pro
     tree = await readTree(deps, request, pageSize, withFields)
   }
   const dialect = await facts.dialect(tree.pages.at(0)?.id ?? 0, pageSize, request.signal)
-  return { tree, dialect, pageSize, withFields }
+  const dateOrders = await facts.dateOrders(tree.pages, request.full, request.signal)
+  return { tree, dialect: dialectOfTree(dialect, tree, request.previous, dateOrders), pageSize, withFields }
+}
+
+/**
+ * The dialect a snapshot of `tree` records: the CMS's, with the language every page has when the
+ * listing leaves `locale` out (`Dialect.unlistedLocale`), as the pass's windows show it (a refresh
+ * in place keeps the previous snapshot's, having checked that the refreshed pages show it), and
+ * the date fields each type is ordered by (`Dialect.dateOrders`).
+ */
+export function dialectOfTree(dialect: Dialect, tree: SyncedTree, previous: Snapshot | undefined, dateOrders: DateOrders | undefined): Dialect {
+  const locale = tree.replaced !== undefined ? previous?.dialect.unlistedLocale : localeOfWindows(tree.listing.windows.values())
+  const { unlistedLocale: _locale, dateOrders: _orders, ...rest } = dialect
+  return { ...rest, ...(locale === undefined ? {} : { unlistedLocale: locale }), ...(dateOrders === undefined ? {} : { dateOrders }) }
 }
 
 /** One pass over the tree with what the CMS is already known to take. */
-export function readTree(deps: FetchSyncDeps, request: FetchRequest, pageSize: number | null, withFields: boolean): Promise<SyncedTree> {
+export function readTree(deps: FetchSyncDeps, request: FetchRequest, pageSize: number | null, withFields: ListingExtras | undefined): Promise<SyncedTree> {
   return syncTree({
     get: deps.get,
     pagesPath: deps.pagesPath,

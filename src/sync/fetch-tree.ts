@@ -12,7 +12,7 @@ import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-det
 import { bytesCopier } from '../json/byte-slabs.js'
 import { ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
-import { LISTING_FIELDS_PARAM, stripExtraFields } from './listing-fields.js'
+import { listingFieldsParam, localeOfItem, stripExtraFields, type ListingExtras } from './listing-fields.js'
 import { mapBounded } from './map-bounded.js'
 import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
@@ -63,7 +63,7 @@ export interface ListingOptions {
   /** Already encoded and ending in `&`, e.g. `type=cms.RedirectPage&`. */
   readonly filter?: string
   /** Ask for the extra meta fields and cut them out of the items again (`listing-fields.ts`). */
-  readonly withFields?: boolean
+  readonly withFields?: ListingExtras | undefined
   /**
    * The windows of the last listing pass whose pages the previous snapshot holds: a window whose
    * raw text is byte for byte the same is taken from here instead of being parsed again.
@@ -78,6 +78,11 @@ export interface ListingWindow {
   /** The `total_count` the window reported. */
   readonly total: number
   readonly pages: readonly ListedPage[]
+  /**
+   * Asked for `locale` (`ListingExtras`): the one language code every item of the window shows,
+   * or `null` when they differ or one shows none.
+   */
+  readonly locale?: string | null
 }
 
 /** A listing pass's windows, by request path. */
@@ -89,6 +94,32 @@ export interface ListingPass {
   readonly windows: Map<string, ListingWindow>
   /** Paths of the windows whose raw text had not changed since the pass in `reuse`: not parsed again. */
   readonly reused: ReadonlySet<string>
+}
+
+/**
+ * The one language code every page of a pass's windows shows, when the pass asked for `locale`
+ * (`ListingExtras`); `undefined` when it did not, when pages differ, or when there are none.
+ */
+export function localeOfWindows(windows: Iterable<ListingWindow>): string | undefined {
+  let found: string | undefined
+  for (const window of windows) {
+    if (window.pages.length === 0) continue
+    if (typeof window.locale !== 'string' || (found !== undefined && window.locale !== found)) return undefined
+    found = window.locale
+  }
+  return found
+}
+
+/** The one `meta.locale` of a window's items, or `null` (`ListingWindow.locale`). */
+function localeOfItems(items: readonly JsonNode[]): string | null {
+  let found: string | null = null
+  for (const item of items) {
+    const locale = localeOfItem(item)
+    if (locale === null || (found !== null && locale !== found)) return null
+    found = locale
+  }
+  // One short code for every window: never a slice that pins the window's body.
+  return found === null ? null : ownString(found)
 }
 
 /**
@@ -139,7 +170,8 @@ interface WindowRead {
 export async function fetchListingPass(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListingPass> {
   const types = new Map<string, string>()
   const limit = options.pageSize ?? UNLIMITED
-  const query = `${listing.filter ?? ''}${listing.withFields ? LISTING_FIELDS_PARAM : ''}`
+  const extras = listing.withFields
+  const query = `${listing.filter ?? ''}${extras ? listingFieldsParam(extras) : ''}`
   const pathAt = (offset: number) => `${options.pagesPath}?${query}offset=${offset}&limit=${limit}`
   const readWindow = async (offset: number): Promise<WindowRead> => {
     const path = pathAt(offset)
@@ -155,11 +187,11 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
     const items = getMember(root, 'items')
     if (items?.kind !== 'array') throw createError('UPSTREAM_BAD_RESPONSE', `${path}: items is not an array`)
     const pages = items.items.map((item): ListedPage => {
-      const fields = listing.withFields ? readListItemWithFlags(item, path) : readListItem(item, path)
-      const listItem = listing.withFields ? stripExtraFields(text, item) : text.slice(item.start, item.end)
+      const fields = extras ? readListItemWithFlags(item, path) : readListItem(item, path)
+      const listItem = extras ? stripExtraFields(text, item, extras) : text.slice(item.start, item.end)
       return ownListedPage(fields, listItem, types)
     })
-    return { window: { digest, total, pages }, reused: false }
+    return { window: { digest, total, pages, ...(extras?.locale ? { locale: localeOfItems(items.items) } : {}) }, reused: false }
   }
 
   const first = await readWindow(0)

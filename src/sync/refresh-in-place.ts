@@ -32,8 +32,9 @@ import { isProxyError } from '../errors.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
 import {
-  fetchDetails, fetchListingPass, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingOptions, type ListingWindow, type ListingWindows,
+  fetchDetails, fetchListingPass, localeOfWindows, withTypedItem, type FetchTreeOptions, type FetchedPage, type ListingOptions, type ListingWindow, type ListingWindows,
 } from './fetch-tree.js'
+import type { ListingExtras } from './listing-fields.js'
 import { mapBounded } from './map-bounded.js'
 import type { ListedPage } from './plan-refresh.js'
 
@@ -44,7 +45,7 @@ export interface RefreshInPlaceOptions extends FetchTreeOptions {
   readonly previous: Snapshot
   readonly requested: ReadonlySet<number>
   /** Read the one-item listings with the extra meta fields, as the listing pass does. */
-  readonly withFields: boolean
+  readonly withFields: ListingExtras | undefined
   /** The last pass's windows: kept for the next pass, less those holding a page whose item changed. */
   readonly windows: ListingWindows | undefined
 }
@@ -75,7 +76,7 @@ function htmlUrlOf(record: PageRecord): string | null {
 }
 
 /** The listing fields a record was built from: what a child's detail is checked against. */
-function listedFrom(record: PageRecord, withFields: boolean): ListedPage {
+function listedFrom(record: PageRecord, withFields: ListingExtras | undefined): ListedPage {
   return {
     id: record.id,
     type: record.type,
@@ -119,15 +120,19 @@ async function details(options: RefreshInPlaceOptions, pages: readonly ListedPag
 
 /** The one item of a listing filtered to `record`'s id (and `listing`), with its type and slug as `record` holds them. */
 async function itemNow(options: RefreshInPlaceOptions, record: PageRecord, listing: ListingOptions): Promise<ListedPage> {
-  let listed: ListedPage[]
+  let pass: Awaited<ReturnType<typeof fetchListingPass>>
   try {
-    listed = (await fetchListingPass(options, listing)).pages
+    pass = await fetchListingPass(options, listing)
   } catch (error) {
     if (isProxyError(error, 'SYNC_INCONSISTENT')) throw new NeedsListingPass()
     throw error
   }
+  const listed = pass.pages
   const item = listed[0]
   if (listed.length !== 1 || item!.id !== record.id || item!.type !== record.type || item!.slug !== record.slug) throw new NeedsListingPass()
+  // The snapshot records the one language every page has (`Dialect.unlistedLocale`): this page's must be it.
+  const locale = options.previous.dialect.unlistedLocale
+  if (listing.withFields?.locale && locale !== undefined && localeOfWindows(pass.windows.values()) !== locale) throw new NeedsListingPass()
   return item!
 }
 

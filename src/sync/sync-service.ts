@@ -16,7 +16,7 @@ import { buildCandidate, type BuildInput } from './build-candidate.js'
 import { settleTranslations } from './learn-translations.js'
 import { createCmsFacts } from './cms-facts.js'
 import { createSyncCommit, windowsFor } from './commit-sync.js'
-import { fetchSync, readTree, type FetchedTree, type FetchRequest, type FetchSyncDeps } from './fetch-sync.js'
+import { dialectOfTree, fetchSync, readTree, type FetchedTree, type FetchRequest, type FetchSyncDeps } from './fetch-sync.js'
 import type { FetchProgress } from './fetch-tree.js'
 import { planNextSync, type NextSync } from './plan-schedule.js'
 import { fallsBackToFull, planBuild, planSync, type SyncPlan } from './plan-sync.js'
@@ -166,7 +166,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         if (!fallsBackToFull(mode, error)) throw error
         options.logger.info({ reason: (error as Error).message }, 'sync: the incremental sync saw an inconsistent tree; reading everything')
         mode = 'full'
-        fetched = { ...fetched, tree: await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields) }
+        const tree = await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields)
+        fetched = { ...fetched, tree, dialect: dialectOfTree(fetched.dialect, tree, state.current, fetched.dialect.dateOrders) }
         candidate = await buildCandidate({ kind: 'build', full: true }, buildInput(fetched))
       }
       candidate = await settleTranslations(fetchDeps, { pageSize: fetched.pageSize, signal }, candidate, state.current)

@@ -66,7 +66,7 @@ function options(get: UpstreamGet, previous: Snapshot | undefined, extra: Partia
     previous,
     full: previous === undefined,
     requested: new Set(),
-    withFields: false,
+    withFields: undefined,
     ...extra,
   }
 }

@@ -12,6 +12,7 @@ import type { Snapshot } from '../tree/snapshot.js'
 import {
   fetchDetails, fetchListingPass, fetchTypedItems, withTypedItem, type BuiltFromPass, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows,
 } from './fetch-tree.js'
+import type { ListingExtras } from './listing-fields.js'
 import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshReason } from './plan-refresh.js'
 import { refreshInPlace } from './refresh-in-place.js'
 
@@ -21,8 +22,8 @@ export interface SyncTreeOptions extends FetchTreeOptions {
   readonly full: boolean
   /** Pages a PURGE or the webhook named: fetched again even when their listing item is unchanged. */
   readonly requested: ReadonlySet<number>
-  /** Read the listing with the extra meta fields (probed: `probeListingFields`). */
-  readonly withFields: boolean
+  /** Read the listing with the extra meta fields (probed: `probeListingFields`); `undefined`: without. */
+  readonly withFields: ListingExtras | undefined
   /** The last pass's windows, when `previous` was built from it: unchanged windows are not parsed again. */
   readonly windows?: ListingWindows
   /**

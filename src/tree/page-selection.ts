@@ -4,7 +4,7 @@
  * of the two layers (docs/architecture.md#layers-and-folders).
  * @module
  */
-import type { MemberSelection } from '../json/select-members.js'
+import type { DateKind } from './snapshot.js'
 
 /** Equality filters on the generic page fields (Wagtail's FieldsFilter, docs/wagtail-compatibility.md#field-filters). */
 export interface PageFilters {
@@ -33,11 +33,15 @@ export interface PageSelection {
 
 /**
  * OrderingFilter's one field the snapshot can order by without the database: `id`, or the first
- * publication when every selected page has one and no two share it (docs/wagtail-compatibility.md#ordering).
+ * publication or a page type's own date field when every selected page has a value and no two
+ * share it (docs/wagtail-compatibility.md#ordering).
  */
 export interface PageOrder {
-  readonly field: 'id' | 'first_published_at'
+  /** `id`, `first_published_at`, or a type's own date field (with `kind`). */
+  readonly field: string
   readonly descending: boolean
+  /** A type's own date field (`Dialect.dateOrders`): how its stored values read. */
+  readonly kind?: DateKind
 }
 
 /** `?fields=` on a listing, shown from each page's stored detail (`query/field-selection.ts`). */
@@ -47,8 +51,8 @@ export interface ListFields {
   /** The stored detail's body and meta members to show, in order; `html_url` from the page's listing item. */
   readonly body: readonly string[]
   readonly meta: readonly string[]
-  /** The nested page's members of `alias_of`, when sub-fields choose them. */
-  readonly aliasOf?: MemberSelection
+  /** `locale`'s value as JSON text, when shown but not in the stored details (`Dialect.unlistedLocale`). */
+  readonly locale?: string
 }
 
 export interface ListQuery extends PageSelection {

@@ -3,6 +3,7 @@
  * @module
  */
 import type { PageFilters, PageOrder, PageSelection } from './page-selection.js'
+import { dateFieldMicros } from './page-dates.js'
 import { localeOf, publishedMicrosOf } from './page-meta.js'
 import { translationsOf } from './translations.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
@@ -63,12 +64,15 @@ export function selectPages(snapshot: Snapshot, selection: PageSelection & { rea
   return selection.order === undefined ? selected : ordered(selected, selection.order)
 }
 
-/** The sort key of a page; `null` when it has none (a page never published). */
-const keyOf = (page: PageRecord, field: PageOrder['field']): number | null => (field === 'id' ? page.id : publishedMicrosOf(page))
+/** The sort key of a page; `null` when it has none (a page never published, a date left empty). */
+function keyOf(page: PageRecord, order: PageOrder): number | null {
+  if (order.kind !== undefined) return dateFieldMicros(page, order.field, order.kind)
+  return order.field === 'id' ? page.id : publishedMicrosOf(page)
+}
 
 function ordered(pages: PageRecord[], order: PageOrder): PageRecord[] {
   const sign = order.descending ? -1 : 1
-  return pages.sort((a, b) => sign * (keyOf(a, order.field)! - keyOf(b, order.field)!))
+  return pages.sort((a, b) => sign * (keyOf(a, order)! - keyOf(b, order)!))
 }
 
 /**
@@ -77,10 +81,10 @@ function ordered(pages: PageRecord[], order: PageOrder): PageRecord[] {
  * the CMS can say how.
  */
 export function orderIsTotal(pages: readonly PageRecord[], order: PageOrder): boolean {
-  if (order.field === 'id') return true
+  if (order.field === 'id' && order.kind === undefined) return true
   const seen = new Set<number>()
   for (const page of pages) {
-    const key = keyOf(page, order.field)
+    const key = keyOf(page, order)
     if (key === null || seen.has(key)) return false
     seen.add(key)
   }

@@ -31,7 +31,26 @@ export interface Dialect {
    * as the English text.
    */
   readonly notAcceptableText: string
+  /**
+   * With WAGTAIL_I18N_ENABLED off, listings and details leave `locale` out, but `fields=*` and
+   * `fields=locale` show it: the language code every page of the tree has, read by the listing
+   * pass (`listing-fields.ts`). Absent when the listing shows `locale` itself, when pages differ
+   * in it, or when the CMS did not say: such fields are then answered by the CMS.
+   */
+  readonly unlistedLocale?: string
+  /**
+   * A page type's own date fields that OrderingFilter takes (database columns among its API
+   * fields, probed at sync), by type and field: how their values read in the stored details.
+   * Absent or without a type: that type's own orders are answered by the CMS.
+   */
+  readonly dateOrders?: DateOrders
 }
+
+/** How a date field's value reads: a `DateField`'s `YYYY-MM-DD`, or a `DateTimeField`'s aware ISO instant. */
+export type DateKind = 'date' | 'datetime'
+
+/** `Dialect.dateOrders`: page type → field → kind. */
+export type DateOrders = Readonly<Record<string, Readonly<Record<string, DateKind>>>>
 
 /** The fields of one page the index filters and places it by: as synced, and as kept. */
 export interface PageFields {

@@ -180,8 +180,10 @@ describe('behaviour beyond the transcripts', () => {
     expect((await getJson(fake, '/api/v1/cms/pages/8/?fields=_,alias_of')).json).toMatchObject({ meta: { alias_of: { meta: { html_url: 'http://localhost/alpha/' } } } })
   })
 
-  it('supports nested alias_of fields, ancestor/descendant filters and multi-field ordering', async () => {
-    expect((await getJson(fake, '/api/v1/cms/pages/8/?fields=_,alias_of(_,slug)')).json).toEqual({ meta: { alias_of: { meta: { slug: 'alpha' } } } })
+  it('checks alias_of\'s sub-fields but writes it with the nested defaults (as real 4.1.9 and 7.3.4 do); ancestor/descendant filters; multi-field ordering', async () => {
+    const nested = { id: 5, meta: { type: 'home.BlogPage', detail_url: 'http://localhost/api/v1/cms/pages/5/', html_url: 'http://localhost/alpha/' }, title: 'Alpha' }
+    expect((await getJson(fake, '/api/v1/cms/pages/8/?fields=_,alias_of(_,slug)')).json).toEqual({ meta: { alias_of: nested } })
+    expect((await getJson(fake, '/api/v1/cms/pages/8/?fields=_,alias_of(nope)')).json).toEqual({ message: 'unknown fields: nope' })
     expect(ids((await getJson(fake, '/api/v1/cms/pages/?descendant_of=root&fields=_,id')).json)).toEqual([4, 6, 5, 8])
     expect(ids((await getJson(fake, '/api/v1/cms/pages/?descendant_of=4&fields=_,id')).json)).toEqual([6])
     expect(ids((await getJson(fake, '/api/v1/cms/pages/?order=-show_in_menus,-id&fields=_,id')).json)).toEqual([4, 8, 6, 5, 3])
@@ -269,6 +271,20 @@ describe('options and version switches', () => {
     const fake = await start({ pages: probeTree(), version: '5.1' })
     expect((await getJson(fake, '/api/v1/cms/pages/?type=')).json).toEqual({ message: "type doesn't exist" })
     expect((await getJson(fake, '/api/v1/cms/pages/?order=random,id')).json).toEqual({ message: "cannot order by 'random,id' (unknown field)" })
+  })
+
+  it('orders a DateTimeField by its instant, whatever the offset written, and refuses a field with no column (7.1+: 400, older: 500)', async () => {
+    const dated = (id: number, updated: string) => ({ id, updated })
+    const pages = probeTree().map((page) => {
+      const stamp = { 4: dated(4, '2024-01-01T10:00:00+02:00'), 6: dated(6, '2024-01-01T09:00:00Z'), 5: dated(5, '2024-01-01T08:30:00.5Z'), 8: dated(8, '2024-01-01T08:30:00Z') }[page.id]
+      return stamp === undefined ? page : { ...page, extra: { ...page.extra, updated: stamp.updated, shown: '2024-01-01' } }
+    })
+    const fake = await start({ pages, columnless: ['shown'] })
+    expect(ids((await getJson(fake, '/api/v1/cms/pages/?type=home.BlogPage&order=updated&fields=_,id')).json)).toEqual([4, 8, 5, 6])
+    expect((await getJson(fake, '/api/v1/cms/pages/?type=home.BlogPage&order=-shown')).json).toEqual({ message: "cannot order by '-shown' (unknown field)" })
+    expect((await getJson(fake, '/api/v1/cms/pages/?type=home.BlogPage&shown=2024-01-01')).json).toEqual({ message: 'query parameter is not an operation or a recognised field: shown' })
+    const legacy = await start({ pages, columnless: ['shown'], version: '7.0' })
+    expect((await send(legacy.url, 'GET', '/api/v1/cms/pages/?type=home.BlogPage&order=shown')).status).toBe(500)
   })
 
   it('limitMax null removes the maximum but keeps the default page size of 20', async () => {

@@ -54,6 +54,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     i18n: options.i18n ?? false,
     locales: options.locales ?? [...new Set(['en', ...options.pages.map((page) => page.locale ?? 'en')])],
     ...(options.media ? { media: options.media } : {}),
+    ...(options.columnless ? { columnless: new Set(options.columnless) } : {}),
     ...(options.language === undefined ? {} : { language: options.language }),
   }
   // Other Sites: their own store and URLs, the rest as the default Site's.

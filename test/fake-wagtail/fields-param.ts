@@ -104,7 +104,11 @@ export type FieldView = 'listing' | 'detail' | 'nested'
 export interface FieldPlan {
   /** Selected fields in `all_fields` order (body fields then meta fields). */
   readonly fields: readonly string[]
-  /** Nested serializer plans for selected relation fields (`alias_of`). */
+  /**
+   * Nested serializer plans for selected relation fields (`alias_of`): built, as Wagtail builds
+   * them, so that their sub-fields are checked; `alias_of` is then written with the nested
+   * defaults whatever they select (`PageAliasOfField`).
+   */
   readonly children: ReadonlyMap<string, FieldPlan>
 }
 

@@ -60,13 +60,17 @@ export interface QueryContext {
   /** `WAGTAIL_I18N_ENABLED`, and the language codes of the CMS's Locales. */
   readonly i18n: boolean
   readonly locales: readonly string[]
+  /** Type-specific API fields that are no database column: not filters, not orders. */
+  readonly columnless: ReadonlySet<string>
 }
 
 /** Validates `query` in Wagtail's order and returns what selects the matching pages. */
 export function compileQuery(query: QueryDict, context: QueryContext, mode: QueryMode): CompiledQuery {
   const { model, typeFilter } = resolveTypes(query, context)
   checkSite(query, context.urls)
-  const dbFields = [...PAGE_DB_FIELDS, ...(model === BASE_PAGE_MODEL ? [] : model.fields)]
+  const ownFields = model === BASE_PAGE_MODEL ? [] : model.fields
+  const dbFields = [...PAGE_DB_FIELDS, ...ownFields.filter((field) => !context.columnless.has(field))]
+  const columnless = ownFields.filter((field) => context.columnless.has(field))
   const predicates: Array<(node: PageNode) => boolean> = []
   if (typeFilter) predicates.push((node) => typeFilter.has(node.model))
   const specific = model !== BASE_PAGE_MODEL
@@ -89,7 +93,7 @@ export function compileQuery(query: QueryDict, context: QueryContext, mode: Quer
     if (ancestor && scope.kind === 'children') predicates.push((node) => ancestor.pre < node.pre && node.pre < ancestor.end)
     else if (ancestor) scope = { kind: 'descendants', ancestor }
   }
-  const ordering = compileOrdering(query, dbFields, context.version)
+  const ordering = compileOrdering(query, dbFields, columnless, context.version)
   const original = pageParameter(query, 'translation_of', context.index, "translation_of page doesn't exist", true)
   if (original) {
     // Its translations: the pages sharing its translation key, itself excluded.
@@ -366,7 +370,7 @@ interface Ordering {
  * 5.2–7.0: comma lists where only the last field's `-` counts and reverses everything, messages without
  * the `-`, `order=` → 400, non-DB fields → 500. ≤5.1: a single field name.
  */
-function compileOrdering(query: QueryDict, dbFields: readonly string[], version: WagtailVersion): Ordering | undefined {
+function compileOrdering(query: QueryDict, dbFields: readonly string[], columnless: readonly string[], version: WagtailVersion): Ordering | undefined {
   if (!query.has('order')) return undefined
   const raw = query.get('order') as string
   const orderable = new Set(dbFields)
@@ -392,7 +396,7 @@ function compileOrdering(query: QueryDict, dbFields: readonly string[], version:
   const reverseAll = (names[names.length - 1] as string).startsWith('-')
   const fields = names.map((name) => (name.startsWith('-') ? name.slice(1) : name))
   for (const field of fields) {
-    if (NON_DB_FIELDS.has(field)) throw new ServerError(`FieldError: cannot resolve keyword ${field}`)
+    if (NON_DB_FIELDS.has(field) || columnless.includes(field)) throw new ServerError(`FieldError: cannot resolve keyword ${field}`)
     if (!orderable.has(field)) throw unknown(field)
   }
   return { compare: fields.map((field) => ({ field, descending: reverseAll })), fields }
@@ -419,8 +423,27 @@ function sortPages(pages: readonly PageNode[], keys: readonly OrderKey[]): PageN
   return order.map((i) => pages[i] as PageNode)
 }
 
-/** Numbers and booleans keep their value (NULL = −∞); other columns become dense ranks (NULL = −1). */
+/** A `DateTimeField`'s value as DRF writes it (always with its offset). */
+const AWARE_DATETIME = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?(Z|[+-]\d\d:\d\d)$/
+
+/** An aware datetime's instant in µs (a `DateTimeField` column orders by it, whatever the offset written). */
+function instantMicros(text: string): number | undefined {
+  const match = AWARE_DATETIME.exec(text)
+  if (!match) return undefined
+  const [, day, time, fraction = '', zone] = match as unknown as [string, string, string, string | undefined, string]
+  const ms = Date.parse(`${day}T${time}${zone === 'Z' ? 'Z' : zone}`)
+  return Number.isNaN(ms) ? undefined : ms * 1000 + Number(fraction.padEnd(6, '0'))
+}
+
+/**
+ * Numbers and booleans keep their value (NULL = −∞), and so do datetime columns, as instants;
+ * other columns become dense ranks (NULL = −1).
+ */
 function rankColumn(values: readonly unknown[]): Float64Array {
+  const instants = values.map((value) => (typeof value === 'string' ? instantMicros(value) : undefined))
+  if (values.some((value) => value !== null) && values.every((value, i) => value === null || instants[i] !== undefined)) {
+    return Float64Array.from(instants, (instant) => instant ?? -Infinity)
+  }
   const ranks = new Float64Array(values.length)
   if (values.every((value) => value === null || typeof value === 'number' || typeof value === 'boolean')) {
     for (let i = 0; i < values.length; i++) {

@@ -51,6 +51,8 @@ export interface ApiConfig {
   readonly locales?: readonly string[]
   /** The `images` and `documents` endpoints' items. */
   readonly media?: FakeMedia
+  /** Type-specific API fields that are no database column. */
+  readonly columnless?: ReadonlySet<string>
 }
 
 const ALLOW = 'GET, HEAD, OPTIONS'
@@ -134,7 +136,7 @@ function apiAnswer(call: IncomingCall, route: Route, query: QueryDict, config: A
     }
     if (route.kind === 'endpoint') return mediaAnswer(route, query, config, indent, vary)
     const index = config.store.current()
-    const context: QueryContext = { index, models: config.store.models, version: config.version, urls: config.urls, i18n: config.i18n ?? false, locales: config.locales ?? ['en'] }
+    const context: QueryContext = { index, models: config.store.models, version: config.version, urls: config.urls, i18n: config.i18n ?? false, locales: config.locales ?? ['en'], columnless: config.columnless ?? new Set() }
     if (route.kind === 'list') return jsonAnswer(200, listing(query, context, config.limitMax), indent, vary)
     if (route.kind === 'detail') return jsonAnswer(200, detail(route.idDigits as string, query, context), indent, vary)
     return findRedirect(query, context, vary)

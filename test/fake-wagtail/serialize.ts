@@ -61,10 +61,10 @@ function metaValue(index: SiteIndex, node: PageNode, field: string, plan: FieldP
     case 'first_published_at':
       return page.firstPublishedAt
     case 'alias_of': {
-      // A foreign key: the target is shown whether or not it is live (docs/wagtail-compatibility.md#response-bodies).
+      // A foreign key: the target is shown whether or not it is live (docs/wagtail-compatibility.md#response-bodies),
+      // always with the nested defaults: `PageAliasOfField` ignores the sub-fields its plan checked.
       const target = page.aliasOf == null ? undefined : index.byId.get(page.aliasOf)
-      const childPlan = plan.children.get('alias_of')
-      return target && childPlan ? serializePage(index, target, childPlan, { specific: false }) : null
+      return target ? serializePage(index, target, PARENT_PLAN, { specific: false }) : null
     }
     case 'parent': {
       // Only a parent inside the visible base queryset is shown, so the site root has `null` (docs/wagtail-compatibility.md#response-bodies).

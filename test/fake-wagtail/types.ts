@@ -87,6 +87,11 @@ export interface FakeWagtailOptions {
   /** The CMS's Locales (default: `en` and every page's). */
   locales?: string[]
   /**
+   * Type-specific API fields that are no database column (an `APIField` on a property or method):
+   * shown like the others, but neither filters nor orders (docs/wagtail-compatibility.md#ordering).
+   */
+  columnless?: string[]
+  /**
    * Other Sites, by hostname, each with its own tree (ids apart from `pages`'): a request whose Host
    * names one is answered from it (`Site.find_for_request`), any other Host from `pages`.
    */

@@ -17,13 +17,11 @@ const readThroughQueries = [
   '/api/v1/cms/pages/?search=',
   '/api/v1/cms/pages/?order=-title&limit=5',
   '/api/v1/cms/pages/?order=foo',
-  '/api/v1/cms/pages/?fields=_,locale',
-  '/api/v1/cms/pages/?fields=*&limit=2',
-  '/api/v1/cms/pages/?fields=title(x)',
+  '/api/v1/cms/pages/?fields=title(x),slug(y)',
+  '/api/v1/cms/pages/?fields=alias_of(nope)&limit=2',
+  '/api/v1/cms/pages/2/?fields=_,id,locale(x)',
   '/api/v1/cms/pages/?locale=en&limit=3',
   '/api/v1/cms/pages/?locale=xx',
-  '/api/v1/cms/pages/?type=cms.LandingPage&fields=*&limit=3',
-  '/api/v1/cms/pages/2/?fields=_,id,locale',
   '/api/v1/cms/pages/2/?search=x',
 ]
 

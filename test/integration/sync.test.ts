@@ -187,7 +187,7 @@ describe('changes and readiness', () => {
   it('walks the listing at the CMS\'s largest page size, then every detail once', async () => {
     h = await startShield({ origin: { limitMax: 30 }, synced: false })
     await h.app.shield.sync.syncNow()
-    const listings = h.origin.requests.filter((r) => r.kind === 'list' && /^\/api\/v1\/cms\/pages\/\?fields=show_in_menus,seo_title,search_description&offset=\d+&limit=30$/.test(r.url))
+    const listings = h.origin.requests.filter((r) => r.kind === 'list' && /^\/api\/v1\/cms\/pages\/\?fields=show_in_menus,seo_title,search_description,locale&offset=\d+&limit=30$/.test(r.url))
     expect(listings.map((r) => new URL(r.url, 'http://x').searchParams.get('offset'))).toEqual(['0', '30', '60'])
     expect(h.origin.hits.detail).toBe(89)
     // Reads afterwards cost nothing, and the CMS's maximum applies to clients too.

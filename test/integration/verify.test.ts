@@ -7,8 +7,10 @@ import { PARTNER_HOST as PARTNER, PARTNER_OFFSET as OFFSET, SAMPLE_MEDIA as MEDI
 import { createServer, request as httpRequest, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { askedTheCms, fieldsOrderCost } from '../../scripts/verify/cms-requests.js'
 import { formatReport, passed } from '../../scripts/verify/report.js'
 import { runVerify, type VerifyRun } from '../../scripts/verify/run-verify.js'
+import { generateSite, type FakePage } from '../fake-wagtail/index.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 
 /** Fixed, so a run is reproducible; VERIFY_SEED and VERIFY_REQUESTS explore others. */
@@ -52,6 +54,49 @@ describe('npm run verify against the fake Wagtail and cms-shield', () => {
     expect(new Set(requests.map((request) => request.view))).toEqual(new Set(['listing', 'detail', 'find']))
     expect(new Set(requests.map((request) => request.method))).toEqual(new Set(['GET', 'HEAD', 'OPTIONS']))
     expect(new Set(requests.map((request) => request.accept)).size).toBeGreaterThanOrEqual(6)
+  })
+})
+
+/** The 89-page site with a German translation (i18n on) and a `date` on GenericPages, some shared. */
+function datedBilingualSite(): FakePage[] {
+  const english = generateSite({ timeZone: 'UTC' }).map((page, i) =>
+    page.type === 'cms.GenericPage' ? { ...page, extra: { ...page.extra, date: `2020-01-${String(1 + (i % 40 > 27 ? i % 28 : i % 40)).padStart(2, '0')}` } } : page)
+  const german = english.map((page): FakePage => ({
+    ...page,
+    id: page.id + 1_000,
+    parentId: page.parentId === null ? null : page.parentId + 1_000,
+    ...(page.aliasOf == null ? {} : { aliasOf: page.aliasOf + 1_000 }),
+    slug: page.parentId === null ? `${page.slug}-de` : page.slug,
+    title: `${page.title} (de)`,
+    locale: 'de',
+    translationKey: `page-${page.id}`,
+  }))
+  return [...english, ...german]
+}
+
+describe('npm run verify: fields and order, and what they cost the CMS', () => {
+  it('finds fields in every form and order by id, publication and a type\'s own date identical, and asks the CMS only where the database decides', async () => {
+    const dated = await startShield({ origin: { pages: datedBilingualSite(), i18n: true, locales: ['en', 'de'] }, env: { LOAD_SHED_EVENT_LOOP_DELAY: '0' } })
+    await dated.app.listen({ port: 0, host: '127.0.0.1' })
+    try {
+      const run = await runVerify({ cms: dated.origin.url, shield: `http://127.0.0.1:${(dated.app.server.address() as AddressInfo).port}`, requests: 400, seed: 2, rate: 2000, timeoutMs: 5000 })
+      expect(unexpected(run)).toEqual([])
+      const cost = fieldsOrderCost(run.results)
+      const kinds = [...cost.keys()]
+      for (const form of ['order: first_published_at (ties)', 'order: first_published_at (distinct)', 'order: own date date (ties)', 'order: own date -date (distinct)', 'order: -id', 'fields: * · typed listing', 'fields: _,name · detail']) {
+        expect(kinds, form).toContain(form)
+      }
+      // Shared or empty values, and sub-fields of a type's own object: the CMS's; everything else from the snapshot.
+      const needsCms = /\((ties|empty)\)$|own name\(sub\)/
+      expect([...cost].filter(([kind, each]) => each.asked > 0 && !needsCms.test(kind))).toEqual([])
+      expect([...cost].filter(([kind]) => /\(ties\)$/.test(kind)).every(([, each]) => each.asked > 0)).toBe(true)
+      const asked = run.results.filter((result) => askedTheCms(result.shield)).length
+      // Every request a shield answer names as sent on is one the metrics count (which also count retries and answers without the header).
+      expect(run.readThrough).toBeGreaterThanOrEqual(asked)
+      expect(formatReport(run).join('\n')).toMatch(/verify: fields and order: \d+ of \d+ requests asked the CMS/)
+    } finally {
+      await dated.close()
+    }
   })
 })
 

@@ -113,6 +113,45 @@ describe('buildCorpus at another API path, with other endpoints', () => {
   })
 })
 
+describe('buildCorpus: fields and order', () => {
+  const dated: SiteModel = {
+    ...site,
+    pages: [...site.pages.map((p) => ({ ...p, locale: 'en' })), { ...site.pages[2]!, id: 41, locale: 'de', firstPublishedAt: site.pages[2]!.firstPublishedAt }],
+    types: [site.types[0]!, { ...site.types[1]!, dates: [{ name: 'date', values: [[3, '2024-01-01'], [40, '2024-01-02'], [41, '2024-01-02']] }] }],
+  }
+  const corpus = buildCorpus(dated, 1, 1000)
+  const kinds = (prefix: string) => corpus.filter((request) => request.kind.startsWith(prefix))
+
+  it('asks fields in every form on listings with and without type, on children and on details, and their errors', () => {
+    const forms = new Set(kinds('fields: ').map((request) => request.kind))
+    for (const form of ['names', '*', '_', '-name', '_,name', 'name(sub)', 'unknown']) {
+      for (const view of ['listing', 'typed listing', 'detail']) expect(forms, `${form} · ${view}`).toContain(`fields: ${form} · ${view}`)
+    }
+    expect(forms).toContain('fields: detail-only · listing')
+    expect(forms).toContain('fields: own names · typed listing')
+    expect(forms).toContain('fields: own name(sub) · typed listing')
+    const values = new Set(kinds('fields: ').map((request) => queryOf(request.target).get('fields')))
+    for (const value of ['*', '_', '-title', '_,title', 'alias_of(title)', 'nope', 'parent', 'intro', '-intro', '_,intro']) expect(values, value).toContain(value)
+    expect([...values].some((value) => value === '_,hero(url)' || value === '_,hero(alt)')).toBe(true)
+  })
+
+  it('asks order by id, publication and a type\'s own date field, where values are distinct and where two pages share one or one has none', () => {
+    const forms = new Set(kinds('order: ').map((request) => request.kind))
+    for (const form of ['id', '-id', 'first_published_at (empty)', '-first_published_at (empty)', 'first_published_at (distinct)', 'first_published_at (ties)',
+      'own date date (distinct)', 'own date -date (ties)', '-first_published_at · detail', 'own date · detail']) {
+      expect(forms, form).toContain(`order: ${form}`)
+    }
+    const typedDistinct = kinds('order: own date date (distinct)').map((request) => queryOf(request.target))
+    expect(typedDistinct.every((query) => query.get('type') === 'blog.BlogPage')).toBe(true)
+  })
+
+  it('leaves the rest of a seed\'s corpus as it was: the same random requests after it', () => {
+    const plain = buildCorpus(site, 5, 1500).filter((request) => !request.kind.startsWith('fields: ') && !request.kind.startsWith('order: '))
+    const withDates = buildCorpus({ ...site, types: dated.types }, 5, 1500).filter((request) => !request.kind.startsWith('fields: ') && !request.kind.startsWith('order: '))
+    expect(withDates.slice(0, 800).map((request) => request.target)).toEqual(plain.slice(0, 800).map((request) => request.target))
+  })
+})
+
 describe('enc', () => {
   it('percent-encodes UTF-8 and leaves what the fields syntax needs readable', () => {
     expect(enc('a b&c=ü')).toBe('a%20b%26c%3D%C3%BC')
