@@ -126,7 +126,7 @@ describe('a read-through query that meets a failing CMS', () => {
   it('answers detail and find queries that go to the CMS the same way, while their snapshot answers stay 200', async () => {
     h = (await startObserved()).h
     const page = h.app.shield.sync.current!.pages.slice().find((p) => p.type === 'cms.GenericPage')!
-    const forwarded = [`/api/v1/cms/pages/${page.id}/?fields=_,id,locale`, '/api/v1/cms/pages/find/?html_path=/no-such-page/']
+    const forwarded = [`/api/v1/cms/pages/${page.id}/?fields=_,id,locale(x)`, '/api/v1/cms/pages/find/?html_path=/no-such-page/']
     h.origin.setFault(() => ({ type: 'reset' }))
     h.origin.resetHits()
     for (const url of forwarded) {
