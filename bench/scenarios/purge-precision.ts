@@ -40,13 +40,25 @@ interface Page {
 
 type Shield = BenchCluster['leader']
 
+/** Tries of one GET the instance sheds (503) or refuses (429) on a busy machine, before giving up. */
+const TRIES = 20
+
+/** A GET, asked again (bounded) while the instance sheds it: a shed answer says nothing of the tree. */
+async function settledGet(url: string): Promise<Awaited<ReturnType<typeof call>>> {
+  for (let attempt = 1; ; attempt++) {
+    const response = await call(url, { timeoutMs: 10_000 })
+    if ((response.status !== 429 && response.status < 500) || attempt === TRIES) return response
+    await sleep(250)
+  }
+}
+
 async function fetchAll(shield: Shield, paths: readonly string[]): Promise<Map<string, Seen>> {
   const seen = new Map<string, Seen>()
   let next = 0
   const worker = async () => {
     for (let i = next++; i < paths.length; i = next++) {
       const path = paths[i]!
-      const response = await call(`${shield.origin}${path}`, { timeoutMs: 10_000 })
+      const response = await settledGet(`${shield.origin}${path}`)
       const keys = (response.headers.get('surrogate-key') ?? '').split(' ').filter((key) => key !== '')
       seen.set(path, { state: `${response.status} ${response.headers.get('location') ?? ''} ${response.body.toString('utf8')}`, keys })
     }
@@ -57,14 +69,16 @@ async function fetchAll(shield: Shield, paths: readonly string[]): Promise<Map<s
 
 /** One page as its detail shows it; `undefined` when it has none. */
 async function pageOf(shield: Shield, id: number): Promise<Page | undefined> {
-  const response = await call(`${shield.origin}${API}${id}/`, { timeoutMs: 10_000 })
-  if (response.status !== 200) return undefined
+  const response = await settledGet(`${shield.origin}${API}${id}/`)
+  if (response.status === 404) return undefined
+  if (response.status !== 200) throw new Error(`GET ${API}${id}/: ${response.status}`)
   const body = JSON.parse(response.body.toString('utf8')) as { meta: { parent: { id: number } | null; html_url: string | null } }
   return { id, parentId: body.meta.parent?.id ?? null, htmlPath: body.meta.html_url === null ? undefined : new URL(body.meta.html_url).pathname }
 }
 
 async function listIds(shield: Shield, query: string): Promise<{ total: number; ids: number[] }> {
-  const response = await call(`${shield.origin}${API}?${query}`, { timeoutMs: 10_000 })
+  const response = await settledGet(`${shield.origin}${API}?${query}`)
+  if (response.status !== 200) throw new Error(`GET ${API}?${query}: ${response.status}`)
   const body = JSON.parse(response.body.toString('utf8')) as { meta: { total_count: number }; items: Array<{ id: number }> }
   return { total: body.meta.total_count, ids: body.items.map((item) => item.id) }
 }
@@ -142,7 +156,7 @@ async function measure(
   await act()
   const purge = await call(`${cluster.leader.origin}${announce}`, { method: 'PURGE', timeoutMs: 10_000 })
   if (purge.status !== 200) throw new Error(`PURGE ${announce}: ${purge.status}`)
-  await waitFor(`a purge for the ${kind}`, 60_000, 5, async () => (varnish.purges.length > from ? true : undefined))
+  await waitFor(`a purge for the ${kind}`, 180_000, 5, async () => (varnish.purges.length > from ? true : undefined))
   for (let seen = -1, deadline = Date.now() + 30_000; seen !== varnish.purges.length && Date.now() < deadline; ) {
     seen = varnish.purges.length
     await sleep(QUIET_MS)
@@ -251,10 +265,10 @@ export async function purgePrecision(ctx: BenchContext, cluster: BenchCluster, v
   // Publish and unpublish: a page created and unpublished (unmeasured), then published, then unpublished.
   const created = await postJson<{ id: number; parentId: number }>(`${ctx.origin.control}/mutate`, { op: 'create' }, 10_000)
   await call(`${leader.origin}${API}${created.id}/`, { method: 'PURGE', timeoutMs: 10_000 })
-  await waitFor('the created page served', 60_000, 20, async () => ((await pageOf(leader, created.id)) ? true : undefined))
+  await waitFor('the created page served', 180_000, 20, async () => ((await pageOf(leader, created.id)) ? true : undefined))
   await postJson(`${ctx.origin.control}/mutate`, { op: 'unpublish', id: created.id }, 10_000)
   await call(`${leader.origin}${API}${created.id}/`, { method: 'PURGE', timeoutMs: 10_000 })
-  await waitFor('the unpublished page gone', 60_000, 20, async () => ((await pageOf(leader, created.id)) ? undefined : true))
+  await waitFor('the unpublished page gone', 180_000, 20, async () => ((await pageOf(leader, created.id)) ? undefined : true))
   await sleep(2_000)
   const aroundCreated = await sampleAround(leader, [created.parentId], spread, [`${API}${created.id}/`])
   measured.push(await measure(cluster, varnish, 'publish', aroundCreated, async () => {
