@@ -161,6 +161,9 @@ function editPage(requested: unknown): { id: number; title: string; path: string
   return { id, title, path: `/api/v1/cms/pages/${id}/` }
 }
 
+/** The start of the error a `nest` into a parent that has a child with the page's slug gets. */
+const SLUG_IN_USE = 'slug already in use at the new parent'
+
 const MUTATIONS = ['flag', 'body', 'move', 'nest', 'create', 'delete', 'unpublish', 'publish'] as const
 type Mutation = (typeof MUTATIONS)[number]
 
@@ -191,6 +194,15 @@ function isWithin(id: number, ancestor: number): boolean {
   return false
 }
 
+/**
+ * Whether `parentId` already has a child with `page`'s slug. Wagtail refuses such a move (a slug is
+ * unique among siblings); two siblings with one slug would give two pages one URL, which no real
+ * tree has and which `find/` cannot tell apart.
+ */
+function slugTaken(page: FakePage, parentId: number): boolean {
+  return pages.some((each) => each.parentId === parentId && each.id !== page.id && each.slug === page.slug)
+}
+
 function mutatePage(op: Mutation, requested: unknown, parentId?: unknown): Record<string, unknown> {
   const nonRoot = pages.filter((page) => page.parentId !== null)
   // Top-level LandingPages: the only new parents, so a move never puts a page below itself.
@@ -215,7 +227,7 @@ function mutatePage(op: Mutation, requested: unknown, parentId?: unknown): Recor
     case 'move': {
       const page = target(requested, nonRoot.filter((each) => each.parentId !== GENERATED_ROOT_ID), 'page below the top level')
       if (page.parentId === GENERATED_ROOT_ID) throw new Error('only pages below the top level move')
-      const parent = pickOne(landings.filter((each) => each.id !== page.parentId), 'other LandingPage')
+      const parent = pickOne(landings.filter((each) => each.id !== page.parentId && !slugTaken(page, each.id)), 'other LandingPage')
       origin.movePage(page.id, parent.id)
       answer = { id: page.id, parentId: parent.id }
       break
@@ -224,6 +236,7 @@ function mutatePage(op: Mutation, requested: unknown, parentId?: unknown): Recor
       const page = pageById(nonNegativeInteger(requested, 'id'))
       const parent = pageById(nonNegativeInteger(parentId, 'parentId'))
       if (page.parentId === null || isWithin(parent.id, page.id)) throw new Error(`page ${page.id} cannot move below ${parent.id}`)
+      if (slugTaken(page, parent.id)) throw new Error(`${SLUG_IN_USE}: page ${page.id} cannot move below ${parent.id}`)
       origin.movePage(page.id, parent.id)
       answer = { id: page.id, parentId: parent.id }
       break

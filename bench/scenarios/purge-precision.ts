@@ -203,14 +203,22 @@ const subtreeSize = async (shield: Shield, id: number) => (await listIds(shield,
  * sections first, then the children of one. Returns the size and a page that moved.
  */
 async function growSubtree(ctx: BenchContext, cluster: BenchCluster, into: number, donors: readonly number[]): Promise<{ size: number; moved: number }> {
-  const nest = (id: number) => postJson(`${ctx.origin.control}/mutate`, { op: 'nest', id, parentId: into }, 10_000)
+  // A page whose slug a child of `into` already has cannot move there (Wagtail refuses it): skipped.
+  const nest = async (id: number): Promise<boolean> => {
+    try {
+      await postJson(`${ctx.origin.control}/mutate`, { op: 'nest', id, parentId: into }, 10_000)
+      return true
+    } catch (error) {
+      if (error instanceof Error && error.message.includes('slug already in use')) return false
+      throw error
+    }
+  }
   let size = await subtreeSize(cluster.leader, into)
   let moved: number | undefined
   for (const donor of donors) {
     if (size >= SUBTREE_PAGES) break
     const donorSize = await subtreeSize(cluster.leader, donor)
-    if (size + donorSize <= SUBTREE_PAGES + 50) {
-      await nest(donor)
+    if (size + donorSize <= SUBTREE_PAGES + 50 && (await nest(donor))) {
       moved ??= donor
       size += donorSize
       continue
@@ -218,13 +226,23 @@ async function growSubtree(ctx: BenchContext, cluster: BenchCluster, into: numbe
     for (const child of await childIds(cluster.leader, donor)) {
       if (size >= SUBTREE_PAGES) break
       const childSize = await subtreeSize(cluster.leader, child)
-      await nest(child)
+      if (!(await nest(child))) continue
       moved ??= child
       size += childSize
     }
   }
   if (moved === undefined) throw new Error(`no page to move below ${into}`)
   return { size, moved }
+}
+
+/** The first of `candidates` without a child of `id`'s slug: where Wagtail lets `id` move. */
+async function freeParentFor(shield: Shield, id: number, candidates: readonly number[]): Promise<number> {
+  const response = await settledGet(`${shield.origin}${API}${id}/`)
+  const slug = (JSON.parse(response.body.toString('utf8')) as { meta: { slug: string } }).meta.slug
+  for (const candidate of candidates) {
+    if ((await listIds(shield, `child_of=${candidate}&slug=${encodeURIComponent(slug)}&limit=1`)).total === 0) return candidate
+  }
+  throw new Error(`no parent for page ${id} without a child of slug ${slug}`)
 }
 
 export async function purgePrecision(ctx: BenchContext, cluster: BenchCluster, varnish: VarnishRecorder, title: string): Promise<void> {
@@ -250,7 +268,9 @@ export async function purgePrecision(ctx: BenchContext, cluster: BenchCluster, v
   }, `${API}${edited}/`))
 
   // Move: a top-level section grown to a subtree of SUBTREE_PAGES (unmeasured), moved below another.
-  const [moving, destination, ...donors] = landings.slice(2)
+  const [moving, ...others] = landings.slice(2)
+  const destination = await freeParentFor(leader, moving!, others)
+  const donors = others.filter((id) => id !== destination)
   const grown = await growSubtree(ctx, cluster, moving!, donors)
   // A page under another parent takes a listing pass, which brings every move at once.
   await call(`${leader.origin}${API}${grown.moved}/`, { method: 'PURGE', timeoutMs: 10_000 })

@@ -9,6 +9,8 @@ LAB_LIMIT_MAX WAGTAILAPI_LIMIT_MAX if set (Wagtail's default is 20)
 LAB_LOCALE_MW 1 | 0  django.middleware.locale.LocaleMiddleware in MIDDLEWARE                [0]
               (with it and i18n_patterns, every 404 under /api/ becomes a 302 to /en/api/...; see FACTS.md)
 LAB_PREFIX_DEFAULT_LANGUAGE 1 | 0  i18n_patterns(prefix_default_language=...)          [1]
+LAB_PURGE_URL  e.g. http://127.0.0.1:8801: Wagtail's frontend cache sends its PURGEs there (HTTPBackend),
+              as a site pointed at cms-shield would; unset: no PURGE is sent
 """
 import os, sys
 import django
@@ -62,6 +64,10 @@ INSTALLED_APPS = [
 ]
 if WAGTAIL_MAJOR >= 7:
     INSTALLED_APPS.append("django_filters")
+if os.environ.get("LAB_PURGE_URL"):
+    INSTALLED_APPS.insert(0, "wagtail.contrib.frontend_cache")
+    WAGTAILFRONTENDCACHE = {"shield": {"BACKEND": "wagtail.contrib.frontend_cache.backends.HTTPBackend",
+                                       "LOCATION": os.environ["LAB_PURGE_URL"]}}
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
