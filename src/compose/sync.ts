@@ -42,6 +42,7 @@ export function composeSync(options: SyncOptions): SyncService {
     concurrency: config.syncConcurrency,
     intervalMs: config.syncIntervalMs,
     fullIntervalMs: config.fullSyncIntervalMs,
+    budget: config.syncBudget,
     debounceMs: config.refreshDebounceMs,
     retryMaxMs: config.syncRetryMaxMs,
     ...(options.twinOf ? { twinOf: options.twinOf } : {}),
