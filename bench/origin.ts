@@ -26,7 +26,7 @@
  *   POST /cost            {"workers": 4, "listItemMs"?, "listItemWithoutUrlMs"?, "detailMs"?, "requestMs"?, "scale"?}: charge
  *                         worker time for every answer (test/fake-wagtail/cost-model.ts; rates default to the ones
  *                         measured against Wagtail); each request waits for a free worker and holds it for its cost
- *                         × scale (default 1: real time). {"off": true} stops charging.
+ *                         × scale (default 1: real time; 0: counted, not held). {"off": true} stops charging.
  *   GET  /cost            {totalMs, listingMs, detailMs, otherMs, requests, waited}: the CMS busy time charged since the
  *                         last reset, in ms of the CMS's time (not scaled); {} when not charging
  *   POST /cost/reset      zero it
@@ -173,7 +173,8 @@ function setCost(body: Record<string, unknown>): Record<string, unknown> {
   const model = createCostModel({
     ...rates,
     ...(body.workers === undefined ? {} : { workers: nonNegativeInteger(body.workers, 'workers') }),
-    hold: (ms) => new Promise((resolve) => setTimeout(resolve, ms * scale)),
+    // Scale 0 counts without holding: no timer tick per request.
+    hold: scale === 0 ? () => Promise.resolve() : (ms) => new Promise((resolve) => setTimeout(resolve, ms * scale)),
   })
   origin.setCost(model)
   return { workers: model.workers, rates: model.rates, scale }

@@ -22,6 +22,8 @@ export interface NetStatus {
   readonly budget: number
   /** When the last listing walk ended (ms since the epoch); `undefined` before the first. */
   readonly lastWalkEndedAt: number | undefined
+  /** When the next walk may start (the pacing's choice); `undefined` before the first walk ended. */
+  readonly nextWalkAt: number | undefined
   /** When the least recently verified page was read; `undefined` with no snapshot. */
   readonly oldestVerifiedAt: number | undefined
   /** CMS time spent by the walks and by the verification since the net started, ms. */
@@ -125,7 +127,7 @@ export function createSafetyNet(options: SafetyNetOptions): SafetyNet {
     get status() {
       trackCurrent()
       return {
-        budget: options.budget, lastWalkEndedAt, oldestVerifiedAt: tracked === undefined ? undefined : ledger.oldest(holds), walkCmsMs, verifyCmsMs, since,
+        budget: options.budget, lastWalkEndedAt, nextWalkAt: walkDueAt, oldestVerifiedAt: tracked === undefined ? undefined : ledger.oldest(holds), walkCmsMs, verifyCmsMs, since,
       }
     },
     get walkDueAt() {

@@ -51,6 +51,8 @@ function netOf(net: NetStatus | undefined, now: number): Record<string, unknown>
   return {
     budget: net.budget,
     lastWalkEndedAt: iso(net.lastWalkEndedAt),
+    // The walk after it waits for what it cost to pay off (docs/operations.md).
+    nextWalkAt: iso(net.nextWalkAt),
     oldestVerifiedAt: iso(net.oldestVerifiedAt),
     verificationAgeSeconds: net.oldestVerifiedAt === undefined ? null : Math.max(0, Math.round((now - net.oldestVerifiedAt) / 1000)),
     // CMS time the walk and the verification used, as a share of one worker since the net started.
