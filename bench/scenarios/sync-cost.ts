@@ -97,7 +97,8 @@ async function measureBefore(ctx: BenchContext): Promise<Before> {
     await shieldIdle(shield, 60_000)
     await resetBusy(origin)
     await afterOneSync(shield, 120_000, async () => {
-      const response = await call(`${shield.origin}/nowhere/`, { method: 'PURGE' })
+      // Just after a large first sync the shield may still be busy with it: a long answer time.
+      const response = await call(`${shield.origin}/nowhere/`, { method: 'PURGE', timeoutMs: 60_000 })
       if (response.status !== 200) throw new Error(`PURGE /nowhere/: ${response.status}`)
     })
     const walk = await busy(origin)
@@ -153,7 +154,7 @@ async function purgeLatency(shield: Shield, origin: Origin, site: SiteInfo): Pro
   const id = site.sampleIds[Math.floor(site.sampleIds.length / 3)]!
   const edit = await postJson<{ title: string; path: string }>(`${origin.control}/edit`, { id })
   const started = performance.now()
-  const purged = await call(`${shield.origin}${edit.path}`, { method: 'PURGE' })
+  const purged = await call(`${shield.origin}${edit.path}`, { method: 'PURGE', timeoutMs: 30_000 })
   if (purged.status !== 200) throw new Error(`PURGE ${edit.path}: ${purged.status}`)
   await waitFor('the PURGEd edit served', 30_000, 5, async () => {
     const answer = await call(`${shield.origin}${edit.path}`)

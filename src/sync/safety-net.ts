@@ -79,7 +79,7 @@ export function createSafetyNet(options: SafetyNetOptions): SafetyNet {
   function trackCurrent(): Snapshot | undefined {
     const snapshot = options.current()
     if (snapshot !== undefined && snapshot !== tracked) {
-      ledger.track(snapshot)
+      ledger.track(snapshot, tracked)
       tracked = snapshot
     }
     return snapshot
@@ -156,10 +156,15 @@ export function createSafetyNet(options: SafetyNetOptions): SafetyNet {
       if (stepping) return stepping
       if (timer !== undefined) timers.clearTimeout(timer)
       timer = undefined
-      stepping = runStep().then((delayMs) => {
-        stepping = undefined
-        schedule(delayMs)
-      })
+      stepping = runStep()
+        .catch((error: unknown) => {
+          options.logger.warn({ err: error }, 'sync: a verification step failed; it is tried again later')
+          return IDLE_RECHECK_MS
+        })
+        .then((delayMs) => {
+          stepping = undefined
+          schedule(delayMs)
+        })
       return stepping
     },
   }

@@ -148,6 +148,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     : undefined
   /** The running sync is the net's listing walk; a refresh asked meanwhile cuts it short. */
   let walking = false
+  /** A walk in flight may be cut short for a refresh (not once it fell back to reading everything). */
+  let preemptable = false
   let preempted = false
   let running: Promise<SyncResult> | undefined
   let controller: AbortController | undefined
@@ -181,6 +183,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     trafficClass = plan.trafficClass
     runCostMs = 0
     walking = net !== undefined && plan.trafficClass === 'sync' && plan.mode === 'incremental'
+    preemptable = walking
     preempted = false
     const deps: FetchSyncDeps = walking ? { ...fetchDeps, concurrency: NET_CONCURRENCY } : fetchDeps
     controller = new AbortController()
@@ -203,7 +206,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         if (!fallsBackToFull(mode, error)) throw error
         options.logger.info({ reason: (error as Error).message }, 'sync: the incremental sync saw an inconsistent tree; reading everything')
         mode = 'full'
-        const tree = await readTree(deps, request(true), fetched.pageSize, fetched.withFields)
+        // Reading everything is not the net's paced walk any more: at full speed, and not cut short.
+        preemptable = false
+        const tree = await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields)
         fetched = { ...fetched, tree, dialect: dialectOfTree(fetched.dialect, tree, state.current, fetched.dialect.dateOrders) }
         candidate = await buildCandidate({ kind: 'build', full: true }, buildInput(fetched))
       }
@@ -218,6 +223,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       controller = undefined
       if (walking) net?.walkEnded(runCostMs, cutShort)
       walking = false
+      preemptable = false
     }
   }
 
@@ -276,13 +282,14 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       if (!stopped) return
       stopped = false
       void service.syncNow()
-      net?.start()
     },
     syncNow(syncOptions = {}) {
       if (running) return running
       clearTimer()
       running = runOnce(syncOptions.full ?? false).then((result) => {
         running = undefined
+        // The net verifies a snapshot: it starts once there is one.
+        if (!stopped && state.current !== undefined) net?.start()
         if (!result.ok && result.preempted) {
           schedule(result)
           return result
@@ -299,7 +306,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       // A sync in flight picks the request up when it ends (`schedule`); a retry backoff is cut
       // short, unless the CMS asked for the wait: the retry then takes the request along. A paced
       // walk can take minutes: it is cut short so that the refresh is not kept waiting.
-      if (walking && running && !preempted) {
+      if (preemptable && running && !preempted) {
         preempted = true
         controller?.abort()
       }

@@ -11,9 +11,10 @@ export interface VerifyLedger {
   entries(): IterableIterator<[number, number]>
   /**
    * Takes in the snapshot served: a full sync read every detail (all at `fullSyncedAt`); pages new
-   * to the ledger were read by the sync that made the snapshot (at `syncedAt`).
+   * to the ledger, and pages whose content differs from `previous`'s, were read by the sync or
+   * refresh that made it (at `syncedAt`), and are not read again before their turn comes round.
    */
-  track(snapshot: Snapshot): void
+  track(snapshot: Snapshot, previous?: Snapshot): void
   verified(ids: readonly number[], at: number): void
   forget(ids: readonly number[]): void
   /** When the least recently verified page the snapshot holds was verified. */
@@ -25,7 +26,7 @@ export function createVerifyLedger(): VerifyLedger {
   let fullSyncedAt: number | undefined
   return {
     entries: () => times.entries(),
-    track(snapshot) {
+    track(snapshot, previous) {
       if (snapshot.fullSyncedAt !== fullSyncedAt && snapshot.fullSyncedAt > (fullSyncedAt ?? Number.NEGATIVE_INFINITY)) {
         fullSyncedAt = snapshot.fullSyncedAt
         // Every page was read then, or since (those keep their later time, at the end).
@@ -38,7 +39,13 @@ export function createVerifyLedger(): VerifyLedger {
         }
         return
       }
-      for (const page of snapshot.pages) if (!times.has(page.id)) times.set(page.id, snapshot.syncedAt)
+      for (const page of snapshot.pages) {
+        if (!times.has(page.id)) times.set(page.id, snapshot.syncedAt)
+        else if (previous !== undefined && previous.byId.get(page.id)?.digest !== page.digest) {
+          times.delete(page.id)
+          times.set(page.id, snapshot.syncedAt)
+        }
+      }
     },
     verified(ids, at) {
       for (const id of ids) {
