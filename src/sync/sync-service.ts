@@ -81,7 +81,7 @@ export type { NetStatus, SnapshotSource, SyncMode, SyncResult, SyncStatus }
 export interface SyncService {
   readonly current: Snapshot | undefined
   readonly status: SyncStatus
-  /** The safety net's progress under `SYNC_BUDGET`; `undefined` without a budget. */
+  /** The safety net's progress under `SYNC_BUDGET`; `undefined` without a budget, or while the loop is stopped (a follower). */
   readonly net?: NetStatus | undefined
   /** Starts the loop: a sync now, then on schedule. */
   start(): void
@@ -274,7 +274,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       return { ...state.status, running: running !== undefined }
     },
     get net() {
-      return net?.status
+      // Only the instance that syncs runs the net (`cluster/`): a follower has none to show.
+      return stopped ? undefined : net?.status
     },
     adopt: (snapshot) => commit.adopt(snapshot),
     receive: (snapshot) => commit.receive(snapshot),
