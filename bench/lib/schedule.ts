@@ -71,7 +71,7 @@ export class Schedule {
         return 2 * (25_000 + (config.rounds * 4 * (config.durationS + 0.3) + 2 * Math.max(1, config.warmupS)) * 1000)
       case 'sync-cost':
         // At 10,000 and 100,000 pages: two cms-shields each, their first syncs, a paced walk and the verification's window.
-        return 300_000
+        return 400_000
       case 'large':
         // Twice (autocannon, then wrk): a warm-up, two steady runs and two swap runs.
         return 140_000 * (config.largePages / 100_000) + 30_000 + 2 * (4 * (config.durationS + 0.3) + Math.max(2, config.warmupS)) * 1000
