@@ -217,7 +217,11 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     } catch (caught) {
       // A walk cut short for a refresh failed nothing: it is owed again, and the refresh runs now.
       cutShort = preempted && !stopped
-      if (cutShort) return { ok: false, mode, error: caught as Error, code: 'SYNC_ABORTED', durationMs: options.now() - startedAt, preempted: true }
+      if (cutShort) {
+        const durationMs = options.now() - startedAt
+        options.logger.info({ durationMs, cmsMs: Math.round(runCostMs) }, 'sync: a paced walk gave way to a refresh; it is owed again')
+        return { ok: false, mode, error: caught as Error, code: 'SYNC_ABORTED', durationMs, preempted: true }
+      }
       return commit.failed({ plan, mode, startedAt, caught })
     } finally {
       controller = undefined
