@@ -337,10 +337,14 @@ describe('refresh requests and full syncs', () => {
     sync.start()
     await settle()
     expect(sync.net).toMatchObject({ budget: 0.05, lastWalkEndedAt: undefined, oldestVerifiedAt: 0 })
+    const probes = () => cms.state.paths.filter((path) => path.includes('offset=1000000000')).length
+    const probedAtStart = probes()
     now = 3_600_000
     clock.fire()
     await settle()
     expect(modes).toEqual(['full', 'incremental'])
+    // What a full sync would learn again (the page size, date orders), this walk asks.
+    expect(probes()).toBe(probedAtStart + 1)
     expect(sync.current!.fullSyncedAt).toBe(0)
     expect(sync.net?.lastWalkEndedAt).toBe(3_600_000)
     await sync.stop()

@@ -148,6 +148,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     : undefined
   /** The running sync is the net's listing walk; a refresh asked meanwhile cuts it short. */
   let walking = false
+  /** When the CMS's page size and date orders were last asked (a full sync, or a walk under a budget). */
+  let learnedAt = Number.NEGATIVE_INFINITY
   /** A walk in flight may be cut short for a refresh (not once it fell back to reading everything). */
   let preemptable = false
   let preempted = false
@@ -186,10 +188,13 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     preemptable = walking
     preempted = false
     const deps: FetchSyncDeps = walking ? { ...fetchDeps, concurrency: NET_CONCURRENCY } : fetchDeps
+    // With no full sync but the first, a walk asks what a full sync would, once per FULL_SYNC_INTERVAL.
+    const relearn = walking && startedAt - learnedAt >= fullIntervalMs
+    if (plan.mode === 'full' || relearn) learnedAt = startedAt
     controller = new AbortController()
     const signal = controller.signal
     const onProgress = progressLog(startedAt)
-    const request = (full: boolean): FetchRequest => ({ plan, full, previous: state.current, windows: windowsFor(state), signal, onProgress })
+    const request = (full: boolean): FetchRequest => ({ plan, full, relearn, previous: state.current, windows: windowsFor(state), signal, onProgress })
     const buildInput = (fetched: FetchedTree): BuildInput => ({
       previous: state.current, pages: fetched.tree.pages, dialect: fetched.dialect, startedAt, now: options.now, pause,
       ...(options.twinOf ? { twinOf: options.twinOf } : {}),
