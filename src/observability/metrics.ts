@@ -60,6 +60,8 @@ export interface NetProgress {
   readonly oldestVerifiedAt: number | undefined
   readonly walkCmsMs: number
   readonly verifyCmsMs: number
+  /** When the net started on this instance (ms since the epoch). */
+  readonly since: number
 }
 
 export interface MetricsTier {
@@ -596,6 +598,10 @@ function registerNetGauges(name: (suffix: string) => string, registers: Registry
   new ScrapedGauge(
     { name: name('sync_net_budget_ratio'), help: 'SYNC_BUDGET: the share of one CMS worker the safety net may use.', labelNames: ['part'] as const, registers },
     read((p) => p.budget, (budget) => [[{}, budget]]),
+  )
+  new ScrapedGauge(
+    { name: name('sync_net_budget_used_ratio'), help: 'CMS time the safety net spent since it started on this instance, as a share of one CMS worker (above SYNC_BUDGET for a while after a start: it spends first, then waits).', labelNames: ['part'] as const, registers },
+    read((p) => p, (p) => [[{}, (p.walkCmsMs + p.verifyCmsMs) / Math.max(1, sources.now() - p.since)]]),
   )
   new ScrapedGauge(
     { name: name('sync_net_last_walk_timestamp_seconds'), help: 'When the last listing walk of the safety net ended, in seconds since the epoch; absent before the first.', labelNames: ['part'] as const, registers },
