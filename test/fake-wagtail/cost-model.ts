@@ -34,8 +34,10 @@ export interface CostModelOptions extends Partial<CostRates> {
 /**
  * Measured against a real Wagtail 7.4 served by gunicorn over SQLite (CPU time per request as the
  * sync asks for it): a listing item costs ~2.8 ms, of which `html_url` is ~85%; without it ~0.5 ms;
- * a detail ~30 ms. The fixed part per request is an estimate of Django's per-request overhead,
- * small next to either.
+ * a detail ~30 ms, the whole request. The per-item rates come from large windows, where the
+ * request's own fixed part (Django, DRF and Wagtail before the first item: lab/FACTS.md §8) is
+ * spread over the items; the fixed part charged here on top is kept small so as not to count it
+ * twice.
  */
 export const MEASURED_RATES: CostRates = { listItemMs: 2.8, listItemWithoutUrlMs: 0.5, detailMs: 30, requestMs: 1 }
 
