@@ -92,7 +92,10 @@ describe('the safety net under SYNC_BUDGET', () => {
   it('spends at most its budget of CMS time over hours of walks and verification, and still reads every page within the cycle', async () => {
     const s = await scene(300, '1%')
     const started = s.clock.ms
+    const version = s.h.app.shield.sync.current!.version
     await runUntil(s, started + 3 * HOUR)
+    // Nothing changed at the CMS: no page was found different.
+    expect(s.h.app.shield.sync.current!.version).toBe(version)
     const elapsed = s.clock.ms - started
     const busy = s.cost.busy()
     // What the net spends is paid off after it is spent: one walk and one step may be ahead.
