@@ -26,7 +26,7 @@ export interface NetStatus {
   readonly nextWalkAt: number | undefined
   /** When the least recently verified page was read; `undefined` with no snapshot. */
   readonly oldestVerifiedAt: number | undefined
-  /** CMS time spent by the walks and by the verification since the net started, ms. */
+  /** CMS time spent by the walks and by the verification since the net last started, ms. */
   readonly walkCmsMs: number
   readonly verifyCmsMs: number
   /** When the net started on this instance (ms since the epoch). */
@@ -142,7 +142,10 @@ export function createSafetyNet(options: SafetyNetOptions): SafetyNet {
     start() {
       if (!stopped) return
       stopped = false
+      // What it spends is counted from here: an instance that syncs again after following starts over.
       since = now()
+      walkCmsMs = 0
+      verifyCmsMs = 0
       schedule(0)
     },
     async stop() {
