@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { IDLE_RECHECK_MS, idleDelayMs, pickDue, verifyDelayMs, walkDelayMs, WALK_SHARE } from './plan-net.js'
+import { IDLE_RECHECK_MS, idleDelayMs, MAX_PAUSE_MS, pickDue, verifyDelayMs, walkDelayMs, WALK_SHARE } from './plan-net.js'
 
 describe('walkDelayMs', () => {
   it('keeps the interval while the walk is cheap, and waits for its cost to pay off when it is not', () => {
@@ -12,12 +12,18 @@ describe('walkDelayMs', () => {
     expect(walkDelayMs({ intervalMs: 60_000, costMs: 100, budget: 0.05, preempted: true })).toBe(100 / (0.05 * WALK_SHARE))
   })
 
+  it('never pauses longer than a timer can wait, however small the budget', () => {
+    expect(walkDelayMs({ intervalMs: 60_000, costMs: 280_000, budget: 1e-9, preempted: false })).toBe(MAX_PAUSE_MS)
+    expect(verifyDelayMs(120, 1e-9)).toBe(MAX_PAUSE_MS)
+    expect(MAX_PAUSE_MS).toBeLessThan(2 ** 31 - 1)
+  })
+
   it('never lets the walk use more than its share of the budget, whatever it costs', () => {
     fc.assert(fc.property(
       fc.integer({ min: 1_000, max: 3_600_000 }), fc.double({ min: 0, max: 1e7, noNaN: true }), fc.double({ min: 0.001, max: 1, noNaN: true }), fc.boolean(),
       (intervalMs, costMs, budget, preempted) => {
         const delay = walkDelayMs({ intervalMs, costMs, budget, preempted })
-        expect(costMs).toBeLessThanOrEqual(delay * budget * WALK_SHARE * (1 + 1e-9))
+        expect(Math.min(costMs, MAX_PAUSE_MS * budget * WALK_SHARE)).toBeLessThanOrEqual(delay * budget * WALK_SHARE * (1 + 1e-9))
       },
     ))
   })

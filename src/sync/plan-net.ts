@@ -26,6 +26,13 @@ export const NET_CONCURRENCY = 1
  */
 export const IDLE_RECHECK_MS = 60_000
 
+/**
+ * Longest pause the pacing asks for. Node fires a timer longer than 2^31-1 ms (about 24.8 days) at
+ * once, so a tiny budget on a huge tree would turn the pause into a busy loop; a week is far beyond
+ * any sensible setting (`config/parse-value.ts` bounds durations alike).
+ */
+export const MAX_PAUSE_MS = 7 * 24 * 3_600_000
+
 export interface WalkPacing {
   /** `SYNC_INTERVAL`. */
   readonly intervalMs: number
@@ -42,13 +49,13 @@ export interface WalkPacing {
  * as the walk's cost takes to pay off at the walk's share of the budget.
  */
 export function walkDelayMs(pacing: WalkPacing): number {
-  const payOff = pacing.costMs / (pacing.budget * WALK_SHARE)
+  const payOff = Math.min(MAX_PAUSE_MS, pacing.costMs / (pacing.budget * WALK_SHARE))
   return pacing.preempted ? payOff : Math.max(pacing.intervalMs, payOff)
 }
 
 /** How long after a verification step that cost `costMs` the next one may start. */
 export function verifyDelayMs(costMs: number, budget: number): number {
-  return costMs / (budget * (1 - WALK_SHARE))
+  return Math.min(MAX_PAUSE_MS, costMs / (budget * (1 - WALK_SHARE)))
 }
 
 export interface VerifyPickInput {
