@@ -1,0 +1,77 @@
+/**
+ * A page's `html_url` as the untyped listing writes it, from the tree: Wagtail's `Page.full_url`
+ * is its Site's root URL followed by the slugs of its ancestors below the Site root, each with a
+ * trailing slash (docs/wagtail-compatibility.md#response-bodies). So a page's URL is its parent's
+ * followed by its own slug and `/`, and a page below one without a URL has none either.
+ *
+ * What does not follow from the parent (a Site root, a translated root under its language prefix,
+ * a page whose parent the listing does not show, a nested Site's root) is *learned*, not assumed:
+ * {@link learnAnchors} compares every page's URL with the one its parent's gives, and keeps the
+ * pages where they differ as anchors, whose URLs are read from the CMS
+ * (docs/architecture.md#decisions, "Listing without html_url"). The untyped listing serialises the
+ * generic Page model, so a model's own `get_url_parts` (a RedirectPage's external address) shows
+ * only in typed listings and details, which the sync reads as it does without derivation. Pure.
+ * @module
+ */
+
+export interface UrlPlace {
+  readonly id: number
+  readonly slug: string
+  /** `null`: the page has no parent in the listing (a root, or a parent that is not visible). */
+  readonly parentId: number | null
+}
+
+/**
+ * Pages whose URL does not follow from their parent's, with their URLs. Beyond this many the
+ * anchors cost more requests than derivation saves, and the listing is read with `html_url`.
+ */
+export const MAX_ANCHORS = 16
+
+/** Django's `reverse()` quoting of a path segment (RFC 3986 unreserved and sub-delims, `:@~` stay raw). */
+export function quoteSlug(slug: string): string {
+  if (/^[A-Za-z0-9\-._~]*$/.test(slug)) return slug
+  return encodeURIComponent(slug).replace(/%(24|26|2B|2C|3B|3D|3A|40)/g, (escaped) => decodeURIComponent(escaped))
+}
+
+/** A child's URL below a parent's: `null` below a page without one. */
+export function childUrl(parentUrl: string | null, slug: string): string | null {
+  return parentUrl === null ? null : `${parentUrl}${quoteSlug(slug)}/`
+}
+
+/**
+ * Every page's URL, in the order given (tree order: a parent before its children). An anchor has
+ * its own; any other page its parent's followed by its slug. `undefined` for a page whose URL
+ * does not follow: no parent and not an anchor, or a parent not among `pages` before it.
+ */
+export function deriveUrls(pages: Iterable<UrlPlace>, anchors: ReadonlyMap<number, string | null>): Map<number, string | null | undefined> {
+  const urls = new Map<number, string | null | undefined>()
+  for (const page of pages) {
+    const anchored = anchors.get(page.id)
+    if (anchored !== undefined || anchors.has(page.id)) {
+      urls.set(page.id, anchored ?? null)
+      continue
+    }
+    const parentUrl = page.parentId === null ? undefined : urls.get(page.parentId)
+    urls.set(page.id, parentUrl === undefined ? undefined : childUrl(parentUrl, page.slug))
+  }
+  return urls
+}
+
+/**
+ * The anchors of a tree whose URLs the CMS wrote: the pages, in tree order, whose URL is not
+ * their parent's followed by their slug. `undefined` when a page shows no URL at all (a listing
+ * read without it) or there are more than {@link MAX_ANCHORS}.
+ */
+export function learnAnchors(pages: Iterable<UrlPlace & { readonly htmlUrl: string | null | undefined }>): Map<number, string | null> | undefined {
+  const urlOf = new Map<number, string | null>()
+  const anchors = new Map<number, string | null>()
+  for (const page of pages) {
+    if (page.htmlUrl === undefined) return undefined
+    urlOf.set(page.id, page.htmlUrl)
+    const parentUrl = page.parentId === null ? undefined : urlOf.get(page.parentId)
+    if (parentUrl !== undefined && childUrl(parentUrl, page.slug) === page.htmlUrl) continue
+    anchors.set(page.id, page.htmlUrl)
+    if (anchors.size > MAX_ANCHORS) return undefined
+  }
+  return anchors
+}
