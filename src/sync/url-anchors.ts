@@ -1,0 +1,64 @@
+/**
+ * The anchors of URL derivation (`derive-urls.ts`) for a tree the sync holds, and their URLs now.
+ * A snapshot holds every page's `html_url` as the CMS last wrote it (its listing item) and its
+ * parent (its detail's `meta.parent`), so the anchors are learned from the snapshot itself, once
+ * per snapshot: a snapshot shared through Redis brings them along, and a full sync, which reads
+ * the listing with `html_url`, learns them anew. An anchor's URL shows nothing of the tree (a
+ * Site's root URL, a language prefix, a parent the listing does not show), so every walk reads
+ * each anchor's URL now, one item each (`?id=<id>&fields=_,id,html_url`).
+ * @module
+ */
+import { createError } from '../errors.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import { learnAnchors } from './derive-urls.js'
+import type { FetchTreeOptions } from './fetch-tree.js'
+import { htmlUrlOfItem } from './html-url-item.js'
+import { mapBounded } from './map-bounded.js'
+import { badStatusError, isJson } from './upstream-port.js'
+
+const anchorsOfSnapshot = new WeakMap<Snapshot, ReadonlyMap<number, string | null> | null>()
+
+/** The snapshot's anchors with the URLs it holds for them; `undefined`: its URLs do not derive (`learnAnchors`). */
+export function anchorsOf(snapshot: Snapshot): ReadonlyMap<number, string | null> | undefined {
+  let anchors = anchorsOfSnapshot.get(snapshot)
+  if (anchors === undefined) {
+    const places = function* () {
+      for (const record of snapshot.pages) yield { id: record.id, slug: record.slug, parentId: record.parentId, htmlUrl: htmlUrlOfItem(record.listItem) }
+    }
+    anchors = learnAnchors(places()) ?? null
+    anchorsOfSnapshot.set(snapshot, anchors)
+  }
+  return anchors ?? undefined
+}
+
+/** One anchor's URL as the untyped listing writes it now; `undefined` when the listing no longer shows it. */
+async function anchorUrlNow(options: FetchTreeOptions, id: number): Promise<string | null | undefined> {
+  const path = `${options.pagesPath}?id=${id}&fields=_,id,html_url`
+  const answer = await options.get(path, options.signal)
+  if (answer.status !== 200) throw badStatusError(answer, `${path}: the CMS answered ${answer.status}`)
+  if (!isJson(answer)) throw createError('UPSTREAM_BAD_RESPONSE', `${path}: content type ${answer.contentType || '(none)'}`)
+  let items: unknown
+  try {
+    items = (JSON.parse(answer.text) as { items?: unknown }).items
+  } catch (error) {
+    throw createError('UPSTREAM_BAD_RESPONSE', `${path}: malformed JSON`, { cause: error })
+  }
+  if (!Array.isArray(items) || items.length > 1) throw createError('UPSTREAM_BAD_RESPONSE', `${path}: not a one-item listing`)
+  const item = items[0] as { id?: unknown; meta?: { html_url?: unknown } } | undefined
+  if (item === undefined) return undefined
+  const url = item.meta?.html_url
+  if (item.id !== id || (url !== null && typeof url !== 'string')) throw createError('UPSTREAM_BAD_RESPONSE', `${path}: not the page asked for, with its html_url`)
+  return url
+}
+
+/** The anchors' URLs now, for those of `ids` (the pages listed now) `options.concurrency` at a time. */
+export async function anchorUrlsNow(options: FetchTreeOptions, anchors: ReadonlyMap<number, string | null>, listed: ReadonlySet<number>): Promise<Map<number, string | null>> {
+  const ids = [...anchors.keys()].filter((id) => listed.has(id))
+  const urls = await mapBounded(ids, options.concurrency, options.signal, (id) => anchorUrlNow(options, id))
+  const now = new Map<number, string | null>()
+  ids.forEach((id, i) => {
+    const url = urls[i]
+    if (url !== undefined) now.set(id, url)
+  })
+  return now
+}

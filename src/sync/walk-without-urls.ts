@@ -1,0 +1,144 @@
+/**
+ * An incremental walk that reads the listing without `html_url` (docs/architecture.md#decisions,
+ * "Listing without html_url"): the CMS spends most of a listing item's time on that one field.
+ * Each page's URL is derived from its parent's (`derive-urls.ts`) and written back into its item
+ * (`html-url-item.ts`), so the items, and everything served from them, are the CMS's byte for byte.
+ *
+ * The parents are the previous snapshot's, except where the walk shows they may have changed: a
+ * new page, and a page whose predecessor in the listing changed (the listing is in tree order, so
+ * a move shows as a new place), have their details read first, and those name their parents.
+ * With the URLs derived, the walk goes on as one with `html_url` does (`plan-refresh.ts`): a page
+ * whose item changed (a slug, a move, a parent's new slug) is read again, with its children. A
+ * detail read there that names another parent than assumed (a move that kept its predecessor)
+ * derives again, a bounded number of rounds.
+ *
+ * Anything the derivation cannot place for certain gives up (`undefined`), and the sync reads the
+ * listing with `html_url` as it would without derivation: a page whose parent is not listed (a
+ * new root, a parent unpublished), a detail whose URL is not the derived one (unless its type's
+ * URLs are known to differ between detail and listing), too many rounds.
+ * @module
+ */
+import { pageDigest } from '../tree/build-snapshot.js'
+import type { Snapshot } from '../tree/snapshot.js'
+import { deriveUrls } from './derive-urls.js'
+import { fetchDetails, fetchListingPass, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows } from './fetch-tree.js'
+import { withHtmlUrl } from './html-url-item.js'
+import type { ListingExtras } from './listing-fields.js'
+import { planRefresh, type ListedPage, type RefreshPlan, type RefreshReason } from './plan-refresh.js'
+import { anchorsOf, anchorUrlsNow } from './url-anchors.js'
+
+/** Rounds of reading details that name other parents than assumed before the walk gives up. */
+const MAX_ROUNDS = 4
+
+export interface WalkOptions extends FetchTreeOptions {
+  readonly previous: Snapshot
+  readonly requested: ReadonlySet<number>
+  readonly withFields: ListingExtras | undefined
+  readonly windows?: ListingWindows
+}
+
+export interface Walk {
+  /** The pass, its pages' items with their URLs written back. */
+  readonly listing: ListingPass
+  readonly fetched: readonly FetchedPage[]
+  readonly reasons: Readonly<Record<RefreshReason, number>>
+  readonly removed: number
+  /** Every window and anchor what the previous snapshot was built from, and nothing requested. */
+  readonly unchanged: boolean
+}
+
+/** Pages whose parent the walk cannot take from the previous snapshot: new, or in a new place. */
+function newlyPlaced(previous: Snapshot, listed: readonly ListedPage[], requested: ReadonlySet<number>): ListedPage[] {
+  const pages: ListedPage[] = []
+  for (const [i, page] of listed.entries()) {
+    const record = previous.byId.get(page.id)
+    const before = record === undefined || record.order === 0 ? undefined : previous.pages.at(record.order - 1)!.id
+    const now = i === 0 ? undefined : listed[i - 1]!.id
+    if (record === undefined || before !== now || requested.has(page.id)) pages.push(page)
+  }
+  return pages
+}
+
+/** Types some page of which shows another URL in its typed listing than in the untyped one. */
+function typesWithOwnUrls(previous: Snapshot): Set<string> {
+  const types = new Set<string>()
+  for (const record of previous.pages) if (record.typedListItem !== undefined) types.add(record.type)
+  return types
+}
+
+/** The pages with their derived URLs written back; `undefined` when one does not derive. */
+function place(listed: readonly ListedPage[], parents: ReadonlyMap<number, number | null>, anchors: ReadonlyMap<number, string | null>): ListedPage[] | undefined {
+  const urls = deriveUrls(listed.map((page) => ({ id: page.id, slug: page.slug, parentId: parents.get(page.id) ?? null })), anchors)
+  const placed: ListedPage[] = []
+  for (const page of listed) {
+    const url = urls.get(page.id)
+    if (url === undefined) return undefined
+    const listItem = withHtmlUrl(page.listItem, url)
+    if (listItem === undefined) return undefined
+    placed.push(page.htmlUrl === url && listItem === page.listItem ? page : { ...page, htmlUrl: url, listItem })
+  }
+  return placed
+}
+
+/** The pass with `placed` in place of its pages, window by window. */
+function withPlaced(pass: ListingPass, placed: readonly ListedPage[]): ListingPass {
+  const byId = new Map(placed.map((page) => [page.id, page]))
+  const windows = new Map([...pass.windows].map(([path, window]) => [path, { ...window, pages: window.pages.map((page) => byId.get(page.id)!) }]))
+  return { pages: [...placed], windows, reused: pass.reused }
+}
+
+/** A fetched page with the item of its place (its URL written back), and whether its detail shows another URL. */
+function settled(fetched: FetchedPage, listed: ListedPage): FetchedPage {
+  const page = fetched.page.listItem === listed.listItem ? fetched.page : { ...fetched.page, listItem: listed.listItem, digest: pageDigest(listed.listItem, undefined, fetched.page.detail) }
+  return { page, urlDiffers: fetched.htmlUrl !== listed.htmlUrl, htmlUrl: fetched.htmlUrl }
+}
+
+export async function walkWithoutUrls(options: WalkOptions): Promise<Walk | undefined> {
+  const { previous } = options
+  const anchors = anchorsOf(previous)
+  if (anchors === undefined) return undefined
+  const pass = await fetchListingPass(options, { withFields: options.withFields, withoutUrl: true, ...(options.windows ? { reuse: options.windows } : {}) })
+  const listedIds = new Set(pass.pages.map((page) => page.id))
+  const anchorUrls = await anchorUrlsNow(options, anchors, listedIds)
+  const sameAnchors = anchorUrls.size === anchors.size && [...anchors].every(([id, url]) => anchorUrls.get(id) === url)
+  const parents = new Map<number, number | null>()
+  for (const page of pass.pages) parents.set(page.id, previous.byId.get(page.id)?.parentId ?? null)
+
+  if (sameAnchors && options.requested.size === 0 && pass.reused.size === pass.windows.size && pass.pages.length === previous.pages.length) {
+    // Every window is one the previous snapshot was built from, placed then: so are its items now.
+    return { listing: pass, fetched: [], reasons: planRefresh(previous, [], new Set()).reasons, removed: 0, unchanged: true }
+  }
+
+  const fetched = new Map<number, FetchedPage>()
+  const reordered = newlyPlaced(previous, pass.pages, options.requested)
+  let toFetch: readonly ListedPage[] = reordered
+  let placed: ListedPage[] | undefined
+  let plan: RefreshPlan
+  for (let round = 0; ; round++) {
+    if (round === MAX_ROUNDS) return undefined
+    let moved = false
+    for (const each of await fetchDetails(options, toFetch)) {
+      fetched.set(each.page.id, each)
+      if (parents.get(each.page.id) !== each.page.parentId) moved = true
+      parents.set(each.page.id, each.page.parentId)
+    }
+    if (moved || placed === undefined) placed = place(pass.pages, parents, anchorUrls)
+    if (placed === undefined) return undefined
+    plan = planRefresh(previous, placed, options.requested)
+    toFetch = plan.fetch.filter((page) => !fetched.has(page.id))
+    if (toFetch.length === 0) break
+  }
+
+  const ownUrls = typesWithOwnUrls(previous)
+  const placedById = new Map(placed.map((page) => [page.id, page]))
+  const pages: FetchedPage[] = []
+  for (const each of fetched.values()) {
+    const page = settled(each, placedById.get(each.page.id)!)
+    // A detail whose URL is not the derived one: the derivation is wrong, unless the type's model shows its own.
+    if (page.urlDiffers && !ownUrls.has(page.page.type)) return undefined
+    pages.push(page)
+  }
+  const planned = new Set(plan.fetch.map((page) => page.id))
+  const reasons = { ...plan.reasons, reordered: plan.reasons.reordered + reordered.filter((page) => !planned.has(page.id)).length }
+  return { listing: withPlaced(pass, placed), fetched: pages, reasons, removed: plan.removed.length, unchanged: false }
+}
