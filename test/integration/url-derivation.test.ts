@@ -1,0 +1,163 @@
+/**
+ * Walks that read the listing without `html_url` (SYNC_DERIVE_URLS, on by default) and derive each
+ * page's from its parent's: after every kind of edit the tree is byte for byte what a full sync,
+ * which reads the CMS's own URLs, builds; and no walk asks the listing for `html_url` but for the
+ * anchors' one item each (the Site root, a page whose parent is not listed).
+ */
+import { afterEach, describe, expect, it } from 'vitest'
+import type { FakePage } from '../fake-wagtail/index.js'
+import { startShield, type Harness } from '../helpers/start-shield.js'
+
+let h: Harness | undefined
+let reference: Harness | undefined
+afterEach(async () => {
+  await reference?.close()
+  await h?.close()
+  h = reference = undefined
+})
+
+/** limit 30 → 89 pages take 3 listing requests. */
+const LISTING_REQUESTS = 3
+
+async function start(pages?: FakePage[]): Promise<Harness> {
+  h = await startShield({ origin: { limitMax: 30, ...(pages ? { pages } : {}) } })
+  h.origin.resetHits()
+  return h
+}
+
+interface WalkCost {
+  readonly details: number[]
+  /** Listing windows read without `html_url`. */
+  readonly bare: number
+  /** One-item listings of an anchor's `html_url`. */
+  readonly anchors: number
+  /** Any other listing: one that shows `html_url` for every page it lists. */
+  readonly withUrls: number
+}
+
+function costOf(harness: Harness): WalkCost {
+  const lists = harness.origin.requests.filter((r) => r.kind === 'list').map((r) => decodeURIComponent(r.url))
+  return {
+    details: harness.origin.requests.filter((r) => r.kind === 'detail').map((r) => Number(/pages\/(\d+)\//.exec(r.url)![1])).sort((a, b) => a - b),
+    bare: lists.filter((url) => url.includes('fields=-html_url')).length,
+    anchors: lists.filter((url) => url.includes('fields=_,id,html_url')).length,
+    withUrls: lists.filter((url) => !url.includes('fields=-html_url') && !url.includes('fields=_,id,html_url')).length,
+  }
+}
+
+/** Syncs incrementally and checks the result against a full sync of the same CMS by a fresh instance. */
+async function syncAndCompare(harness: Harness, refresh?: readonly number[]): Promise<WalkCost> {
+  harness.origin.resetHits()
+  if (refresh) harness.app.shield.sync.refresh({ ids: refresh, listing: true, reason: 'test' })
+  const result = await harness.app.shield.sync.syncNow()
+  expect(result).toMatchObject({ ok: true, mode: 'incremental' })
+  const cost = costOf(harness)
+  expect(await sameAsFullSync(harness)).toBe(true)
+  return cost
+}
+
+async function sameAsFullSync(harness: Harness): Promise<boolean> {
+  reference ??= await startShield({ sharedOrigin: harness.origin, synced: false })
+  expect(await reference.app.shield.sync.syncNow({ full: true })).toMatchObject({ ok: true })
+  const mine = harness.app.shield.sync.current!
+  const truth = reference.app.shield.sync.current!
+  expect(mine.pages.length).toBe(truth.pages.length)
+  return mine.fingerprint === truth.fingerprint
+}
+
+function parentWithChildren(harness: Harness): { page: FakePage; children: number[] } {
+  const snapshot = harness.app.shield.sync.current!
+  const record = snapshot.pages.slice().find((p) => p.parentId !== null && (snapshot.childrenOf.get(p.id)?.length ?? 0) >= 2)!
+  return { page: harness.origin.pages().find((p) => p.id === record.id)!, children: snapshot.childrenOf.get(record.id)!.map((c) => c.id) }
+}
+
+function subtreeOf(harness: Harness, id: number): number[] {
+  const snapshot = harness.app.shield.sync.current!
+  const record = snapshot.byId.get(id)!
+  return snapshot.pages.slice(record.order, record.subtreeEnd).map((p) => p.id)
+}
+
+describe('walks without html_url', () => {
+  it('reads the listing without html_url and the Site root\'s URL alone when nothing changed', async () => {
+    const harness = await start()
+    const version = harness.app.shield.sync.current!.version
+    expect(await syncAndCompare(harness)).toEqual({ details: [], bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
+    expect(harness.app.shield.sync.current!.version).toBe(version)
+  })
+
+  it('serves a retitle after the next walk, fetching the page and its children', async () => {
+    const harness = await start()
+    const { page, children } = parentWithChildren(harness)
+    harness.origin.updatePage(page.id, { title: `${page.title} (renamed)` })
+    expect(await syncAndCompare(harness)).toEqual({ details: [page.id, ...children].sort((a, b) => a - b), bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
+  })
+
+  it('gives every page below a parent with a new slug its new URL', async () => {
+    const harness = await start()
+    const { page } = parentWithChildren(harness)
+    const subtree = subtreeOf(harness, page.id)
+    harness.origin.updatePage(page.id, { slug: `${page.slug}-new` })
+    const cost = await syncAndCompare(harness)
+    expect(cost).toMatchObject({ bare: LISTING_REQUESTS, withUrls: 0 })
+    expect(cost.details).toEqual(expect.arrayContaining(subtree))
+    const child = JSON.parse((await harness.get(`/api/v1/cms/pages/${subtree.at(-1)}/`)).body)
+    expect(child.meta.html_url).toContain(`/${page.slug}-new/`)
+  })
+
+  it('follows a moved subtree by its new place in tree order', async () => {
+    const harness = await start()
+    const { page } = parentWithChildren(harness)
+    const snapshot = harness.app.shield.sync.current!
+    const subtree = subtreeOf(harness, page.id)
+    const target = snapshot.pages.slice().find((p) => p.parentId === snapshot.rootId && p.id !== page.parentId && p.id !== page.id)!
+    harness.origin.movePage(page.id, target.id)
+    const cost = await syncAndCompare(harness)
+    expect(cost).toMatchObject({ bare: LISTING_REQUESTS, withUrls: 0 })
+    expect(cost.details).toEqual(expect.arrayContaining(subtree))
+  })
+
+  it('serves a created page and drops a deleted subtree, reading the details of the pages after them', async () => {
+    const harness = await start()
+    const { page, children } = parentWithChildren(harness)
+    harness.origin.addPage({ ...harness.origin.pages().find((p) => p.id === children[0])!, id: 5000, slug: 'brand-new', title: 'Brand new' }, { after: children[0]! })
+    const created = await syncAndCompare(harness)
+    expect(created).toMatchObject({ bare: LISTING_REQUESTS, withUrls: 0 })
+    expect(created.details).toContain(5000)
+    harness.origin.removePage(page.id)
+    expect(await syncAndCompare(harness)).toMatchObject({ bare: LISTING_REQUESTS, withUrls: 0 })
+    expect((await harness.get(`/api/v1/cms/pages/${page.id}/`)).status).toBe(404)
+  })
+
+  it('misses a move that keeps the page\'s place in tree order until the page is refreshed', async () => {
+    const harness = await start()
+    const snapshot = harness.app.shield.sync.current!
+    // A page right after its previous sibling's subtree, moved to be that sibling's last child.
+    const moved = snapshot.pages.slice().find((p) => {
+      const siblings = p.parentId === null ? [] : snapshot.childrenOf.get(p.parentId)!
+      const at = siblings.findIndex((s) => s.id === p.id)
+      return at > 0 && snapshot.childrenOf.has(siblings[at - 1]!.id)
+    })!
+    const siblings = snapshot.childrenOf.get(moved.parentId!)!
+    const newParent = siblings[siblings.findIndex((s) => s.id === moved.id) - 1]!
+    harness.origin.movePage(moved.id, newParent.id)
+    harness.origin.resetHits()
+    await harness.app.shield.sync.syncNow()
+    expect(await sameAsFullSync(harness)).toBe(false)
+    const cost = await syncAndCompare(harness, [moved.id])
+    expect(cost.details).toEqual(expect.arrayContaining(subtreeOf(harness, moved.id)))
+    expect(JSON.parse((await harness.get(`/api/v1/cms/pages/${moved.id}/`)).body).meta.parent.id).toBe(newParent.id)
+  })
+
+  it('derives below a page whose parent is not listed from that page\'s own URL', async () => {
+    const harness = await start()
+    const { page, children } = parentWithChildren(harness)
+    harness.origin.updatePage(page.id, { live: false })
+    // The children lose their listed parent: read once with html_url, they become anchors.
+    await syncAndCompare(harness)
+    const orphan = harness.origin.pages().find((p) => p.id === children[0])!
+    harness.origin.updatePage(orphan.id, { slug: `${orphan.slug}-new` })
+    const cost = await syncAndCompare(harness)
+    expect(cost).toMatchObject({ bare: LISTING_REQUESTS, anchors: 1 + children.length, withUrls: 0 })
+    expect(cost.details).toEqual(expect.arrayContaining(subtreeOf(harness, orphan.id)))
+  })
+})
