@@ -4,9 +4,11 @@
  * which reads the CMS's own URLs, builds; and no walk asks the listing for `html_url` but for the
  * anchors' one item each (the Site root, a page whose parent is not listed).
  */
+import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { FakePage } from '../fake-wagtail/index.js'
-import { startShield, type Harness } from '../helpers/start-shield.js'
+import { PARTNER_HOST as PARTNER, PARTNER_OFFSET as OFFSET, partnerPages } from '../fake-wagtail/sample-layouts.js'
+import { BASE_URL, startShield, type Harness } from '../helpers/start-shield.js'
 
 let h: Harness | undefined
 let reference: Harness | undefined
@@ -159,5 +161,38 @@ describe('walks without html_url', () => {
     const cost = await syncAndCompare(harness)
     expect(cost).toMatchObject({ bare: LISTING_REQUESTS, anchors: 1 + children.length, withUrls: 0 })
     expect(cost.details).toEqual(expect.arrayContaining(subtreeOf(harness, orphan.id)))
+  })
+})
+
+describe('walks without html_url on several Sites', () => {
+  /** Ours and the CMS's answer to the same request with a Host, the CMS's detail_urls moved to BASE_URL. */
+  async function sameAnswer(url: string, host: string): Promise<void> {
+    const ours = await h!.app.inject({ method: 'GET', url, headers: { host } })
+    const theirs = await request(h!.origin.url + url, { headers: { host } })
+    const body = (await theirs.body.text()).replaceAll(/http:\/\/(?:localhost|partner\.localhost)\/api\/v2\//g, `${BASE_URL}/api/v2/`)
+    expect(ours.body, `${host} ${url}`).toBe(body)
+  }
+
+  it('derives each Site\'s URLs from its own root\'s, and serves a parent\'s new slug on every page below it', async () => {
+    h = await startShield({
+      origin: { apiPath: '/api/v2/', sites: { [PARTNER]: partnerPages() } },
+      env: { API_PATH: '/api/v2/', SITES: PARTNER },
+      deps: { autoSync: false },
+    })
+    const partner = h.app.shield.sites.get(PARTNER)!.sync
+    const snapshot = partner.current!
+    const parent = snapshot.pages.slice().find((p) => p.parentId !== null && snapshot.childrenOf.has(p.id))!
+    h.origin.updateSitePage(PARTNER, parent.id, { slug: 'moved-along' })
+    h.origin.resetHits()
+    expect(await partner.syncNow()).toMatchObject({ ok: true, mode: 'incremental' })
+    const lists = h.origin.requests.filter((r) => r.kind === 'list').map((r) => decodeURIComponent(r.url))
+    expect(lists.some((url) => url.includes('fields=-html_url'))).toBe(true)
+    expect(lists.every((url) => url.includes('fields=-html_url') || url.includes('fields=_,id,html_url') || url.includes('type='))).toBe(true)
+    expect(h.origin.requests.every((r) => r.headers['host'] === PARTNER)).toBe(true)
+    await sameAnswer('/api/v2/pages/?limit=20', PARTNER)
+    for (const child of snapshot.childrenOf.get(parent.id)!) await sameAnswer(`/api/v2/pages/${child.id}/`, PARTNER)
+    await sameAnswer(`/api/v2/pages/${OFFSET + 3}/`, PARTNER)
+    expect(await h.app.shield.sync.syncNow()).toMatchObject({ ok: true })
+    await sameAnswer('/api/v2/pages/?limit=20', 'localhost')
   })
 })
