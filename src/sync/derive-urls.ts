@@ -57,20 +57,28 @@ export function deriveUrls(pages: Iterable<UrlPlace>, anchors: ReadonlyMap<numbe
   return urls
 }
 
+/** Whether a page's URL is its parent's followed by its slug. */
+const followsParent = (page: UrlPlace & { readonly htmlUrl: string | null }, parentUrl: string | null): boolean => childUrl(parentUrl, page.slug) === page.htmlUrl
+
 /**
  * The anchors of a tree whose URLs the CMS wrote: the pages, in tree order, whose URL is not
- * their parent's followed by their slug. `undefined` when a page shows no URL at all (a listing
+ * their parent's followed by their slug (`follows` decides that, by default as its name says; a
+ * caller may remember the answer per page). `undefined` when a page shows no URL at all (a listing
  * read without it) or there are more than {@link MAX_ANCHORS}.
  */
-export function learnAnchors(pages: Iterable<UrlPlace & { readonly htmlUrl: string | null | undefined }>): Map<number, string | null> | undefined {
+export function learnAnchors<P extends UrlPlace & { readonly htmlUrl: string | null | undefined }>(
+  pages: Iterable<P>,
+  follows: (page: P & { readonly htmlUrl: string | null }, parentUrl: string | null) => boolean = followsParent,
+): Map<number, string | null> | undefined {
   const urlOf = new Map<number, string | null>()
   const anchors = new Map<number, string | null>()
   for (const page of pages) {
-    if (page.htmlUrl === undefined) return undefined
-    urlOf.set(page.id, page.htmlUrl)
+    const url = page.htmlUrl
+    if (url === undefined) return undefined
+    urlOf.set(page.id, url)
     const parentUrl = page.parentId === null ? undefined : urlOf.get(page.parentId)
-    if (parentUrl !== undefined && childUrl(parentUrl, page.slug) === page.htmlUrl) continue
-    anchors.set(page.id, page.htmlUrl)
+    if (parentUrl !== undefined && follows(page as P & { readonly htmlUrl: string | null }, parentUrl)) continue
+    anchors.set(page.id, url)
     if (anchors.size > MAX_ANCHORS) return undefined
   }
   return anchors

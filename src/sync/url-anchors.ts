@@ -9,8 +9,8 @@
  * @module
  */
 import { createError } from '../errors.js'
-import type { Snapshot } from '../tree/snapshot.js'
-import { learnAnchors } from './derive-urls.js'
+import type { PageRecord, Snapshot } from '../tree/snapshot.js'
+import { childUrl, learnAnchors } from './derive-urls.js'
 import type { FetchTreeOptions } from './fetch-tree.js'
 import { htmlUrlOfItem } from './html-url-item.js'
 import { mapBounded } from './map-bounded.js'
@@ -18,14 +18,36 @@ import { badStatusError, isJson } from './upstream-port.js'
 
 const anchorsOfSnapshot = new WeakMap<Snapshot, ReadonlyMap<number, string | null> | null>()
 
+/**
+ * Per record, what learning found: its URL, and whether it follows from the parent's URL it saw.
+ * A page carried over unchanged keeps its record (`build-snapshot.ts`), so learning the anchors
+ * of each new snapshot reads only the items that changed.
+ */
+interface Learned {
+  readonly url: string | null | undefined
+  readonly parentUrl: string | null
+  readonly follows: boolean
+}
+const learnedOfRecord = new WeakMap<PageRecord, Learned>()
+
+function* placesOf(snapshot: Snapshot) {
+  for (const record of snapshot.pages) {
+    const learned = learnedOfRecord.get(record)
+    yield { id: record.id, slug: record.slug, parentId: record.parentId, htmlUrl: learned === undefined ? htmlUrlOfItem(record.listItem) : learned.url, record }
+  }
+}
+
 /** The snapshot's anchors with the URLs it holds for them; `undefined`: its URLs do not derive (`learnAnchors`). */
 export function anchorsOf(snapshot: Snapshot): ReadonlyMap<number, string | null> | undefined {
   let anchors = anchorsOfSnapshot.get(snapshot)
   if (anchors === undefined) {
-    const places = function* () {
-      for (const record of snapshot.pages) yield { id: record.id, slug: record.slug, parentId: record.parentId, htmlUrl: htmlUrlOfItem(record.listItem) }
-    }
-    anchors = learnAnchors(places()) ?? null
+    anchors = learnAnchors(placesOf(snapshot), (page, parentUrl) => {
+      const learned = learnedOfRecord.get(page.record)
+      if (learned !== undefined && learned.parentUrl === parentUrl) return learned.follows
+      const follows = childUrl(parentUrl, page.slug) === page.htmlUrl
+      learnedOfRecord.set(page.record, { url: page.htmlUrl, parentUrl, follows })
+      return follows
+    }) ?? null
     anchorsOfSnapshot.set(snapshot, anchors)
   }
   return anchors ?? undefined

@@ -73,6 +73,11 @@ function place(listed: readonly ListedPage[], parents: ReadonlyMap<number, numbe
   for (const page of listed) {
     const url = urls.get(page.id)
     if (url === undefined) return undefined
+    // A page with a URL was placed by an earlier walk (an item read without it has none): its item has it.
+    if (url !== null && page.htmlUrl === url) {
+      placed.push(page)
+      continue
+    }
     const listItem = withHtmlUrl(page.listItem, url)
     if (listItem === undefined) return undefined
     placed.push(page.htmlUrl === url && listItem === page.listItem ? page : { ...page, htmlUrl: url, listItem })
