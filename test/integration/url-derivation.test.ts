@@ -150,6 +150,21 @@ describe('walks without html_url', () => {
     expect(JSON.parse((await harness.get(`/api/v1/cms/pages/${moved.id}/`)).body).meta.parent.id).toBe(newParent.id)
   })
 
+  it('reads the listing with html_url in the same sync when a page appears that it cannot place', async () => {
+    const harness = await start()
+    const root = harness.origin.pages().find((p) => p.parentId === null)!
+    // A translated root: a root of its own, under its language's prefix.
+    harness.origin.addPage({ ...root, id: 6000, slug: 'home-de', title: 'Startseite', locale: 'de', translationKey: `page-${root.id}` })
+    harness.origin.addPage({ ...root, id: 6001, slug: 'ueber-uns', title: 'Über uns', parentId: 6000, locale: 'de' })
+    const cost = await syncAndCompare(harness)
+    expect(cost.withUrls).toBeGreaterThanOrEqual(LISTING_REQUESTS)
+    expect(cost.details).toEqual(expect.arrayContaining([6000, 6001]))
+    // Learned: the next walk derives below the new root from its URL.
+    harness.origin.updatePage(6001, { slug: 'about-us' })
+    // 91 pages now: 4 windows.
+    expect(await syncAndCompare(harness)).toMatchObject({ bare: 4, anchors: 2, withUrls: 0, details: [6001] })
+  })
+
   it('derives below a page whose parent is not listed from that page\'s own URL', async () => {
     const harness = await start()
     const { page, children } = parentWithChildren(harness)
