@@ -54,8 +54,10 @@ export function createCmsFacts(get: UpstreamGet, pagesPath: string, deriveUrls =
       return extras.value
     },
     async derivesUrls(extras, signal) {
-      bare ??= deriveUrls && (await probeBareListing(get, pagesPath, extras, signal))
-      return bare
+      if (!deriveUrls) return false
+      // An empty listing shows nothing to compare: asked again at the next sync.
+      bare ??= await probeBareListing(get, pagesPath, extras, signal)
+      return bare === true
     },
     async dialect(rootId, limitMax, signal) {
       if (dialect === undefined) dialect = { limitMax, ...(await probeDialect(get, pagesPath, rootId, signal)) }

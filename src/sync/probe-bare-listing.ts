@@ -22,14 +22,16 @@ function itemTexts(status: number, text: string, extras: ListingExtras | undefin
   }
 }
 
-export async function probeBareListing(get: UpstreamGet, pagesPath: string, extras: ListingExtras | undefined, signal?: AbortSignal): Promise<boolean> {
+/** `undefined`: the listing is empty, nothing to compare (asked again at the next sync). */
+export async function probeBareListing(get: UpstreamGet, pagesPath: string, extras: ListingExtras | undefined, signal?: AbortSignal): Promise<boolean | undefined> {
   const [plain, bare] = await Promise.all([
     get(`${pagesPath}?limit=3`, signal),
     get(`${pagesPath}?${passFieldsParam(extras, true)}limit=3`, signal),
   ])
   const want = itemTexts(plain.status, plain.text, undefined)
   const got = itemTexts(bare.status, bare.text, extras)
-  if (!want || !got || want.length === 0 || got.length !== want.length) return false
+  if (want?.length === 0) return undefined
+  if (!want || !got || got.length !== want.length) return false
   return want.every((item, i) => {
     const url = htmlUrlOfItem(item)
     return url !== undefined && htmlUrlOfItem(got[i]!) === undefined && withHtmlUrl(got[i]!, url) === item
