@@ -177,7 +177,58 @@ describe('walks without html_url', () => {
     expect(cost).toMatchObject({ bare: LISTING_REQUESTS, anchors: 1 + children.length, withUrls: 0 })
     expect(cost.details).toEqual(expect.arrayContaining(subtreeOf(harness, orphan.id)))
   })
+
+  it('agrees with a full sync after every step of a long walk of random edits', async () => {
+    const harness = await start()
+    let seed = 11
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31)
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!
+    let nextId = 996_000
+    for (let step = 0; step < 28; step++) {
+      const pages = harness.origin.pages().filter((p) => p.parentId !== null)
+      const page = pick(pages)
+      let refresh: number[] | undefined
+      switch (step % 7) {
+        case 0: harness.origin.updatePage(page.id, { title: `${page.title} ${step}` }); break
+        case 1: harness.origin.updatePage(page.id, { slug: `${page.slug}-${step}` }); break
+        case 2: harness.origin.updatePage(page.id, { seoTitle: `seo ${step}` }); break
+        case 3: {
+          const targets = pages.filter((p) => p.id !== page.id && !isBelow(harness.origin.pages(), p.id, page.id))
+          const before = predecessorOf(harness.origin.pages(), page.id)
+          harness.origin.movePage(page.id, pick(targets).id)
+          // The move the walk does not see (docs/architecture.md#decisions): the page is named, as by the webhook.
+          if (predecessorOf(harness.origin.pages(), page.id) === before) refresh = [page.id]
+          break
+        }
+        case 4: harness.origin.addPage({ ...page, id: nextId++, slug: `new-${step}`, title: `New ${step}` }); break
+        case 5: harness.origin.updatePage(page.id, { live: page.live === false }); break
+        case 6: harness.origin.removePage(pick(pages.filter((p) => p.id !== page.parentId)).id); break
+      }
+      await syncAndCompare(harness, refresh)
+    }
+  })
 })
+
+/** Whether `id` is `ancestorId` or below it. */
+function isBelow(pages: readonly FakePage[], id: number, ancestorId: number): boolean {
+  const byId = new Map(pages.map((p) => [p.id, p]))
+  for (let at: number | null = id; at !== null; at = byId.get(at)?.parentId ?? null) if (at === ancestorId) return true
+  return false
+}
+
+/** The page before `id` in the listing: tree order, pages in sibling order, drafts left out. */
+function predecessorOf(pages: readonly FakePage[], id: number): number | undefined {
+  const order: number[] = []
+  const visit = (parentId: number | null) => {
+    for (const page of pages) {
+      if (page.parentId !== parentId) continue
+      if (page.live !== false || page.id === id) order.push(page.id)
+      visit(page.id)
+    }
+  }
+  visit(null)
+  return order[order.indexOf(id) - 1]
+}
 
 describe('walks without html_url on several Sites', () => {
   /** Ours and the CMS's answer to the same request with a Host, the CMS's detail_urls moved to BASE_URL. */
