@@ -24,7 +24,7 @@ import { deriveUrls } from './derive-urls.js'
 import { fetchDetails, fetchListingPass, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows } from './fetch-tree.js'
 import { withHtmlUrl } from './html-url-item.js'
 import type { ListingExtras } from './listing-fields.js'
-import { planRefresh, type ListedPage, type RefreshPlan, type RefreshReason } from './plan-refresh.js'
+import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshPlan, type RefreshReason } from './plan-refresh.js'
 import { anchorsOf, anchorUrlsNow } from './url-anchors.js'
 
 /** Rounds of reading details that name other parents than assumed before the walk gives up. */
@@ -118,7 +118,7 @@ export async function walkWithoutUrls(options: WalkOptions): Promise<Walk | unde
   const reordered = newlyPlaced(previous, pass.pages, options.requested)
   let toFetch: readonly ListedPage[] = reordered
   let placed: ListedPage[] | undefined
-  let plan: RefreshPlan
+  let plan: RefreshPlan | undefined
   for (let round = 0; ; round++) {
     if (round === MAX_ROUNDS) return undefined
     let moved = false
@@ -127,20 +127,23 @@ export async function walkWithoutUrls(options: WalkOptions): Promise<Walk | unde
       if (parents.get(each.page.id) !== each.page.parentId) moved = true
       parents.set(each.page.id, each.page.parentId)
     }
-    if (moved || placed === undefined) placed = place(pass.pages, parents, anchorUrls)
+    // Every parent as assumed: the plan made over these places stands, and its pages are read.
+    if (placed !== undefined && !moved) break
+    placed = place(pass.pages, parents, anchorUrls)
     if (placed === undefined) return undefined
-    plan = planRefresh(previous, placed, options.requested)
+    plan = options.pause ? await planRefreshInSlices(previous, placed, options.requested, options.pause) : planRefresh(previous, placed, options.requested)
     toFetch = plan.fetch.filter((page) => !fetched.has(page.id))
     if (toFetch.length === 0) break
   }
+  if (placed === undefined || plan === undefined) return undefined
 
-  const ownUrls = typesWithOwnUrls(previous)
+  let ownUrls: Set<string> | undefined
   const placedById = new Map(placed.map((page) => [page.id, page]))
   const pages: FetchedPage[] = []
   for (const each of fetched.values()) {
     const page = settled(each, placedById.get(each.page.id)!)
     // A detail whose URL is not the derived one: the derivation is wrong, unless the type's model shows its own.
-    if (page.urlDiffers && !ownUrls.has(page.page.type)) return undefined
+    if (page.urlDiffers && !(ownUrls ??= typesWithOwnUrls(previous)).has(page.page.type)) return undefined
     pages.push(page)
   }
   const planned = new Set(plan.fetch.map((page) => page.id))
