@@ -67,6 +67,8 @@ export interface SyncedTree {
    * previous snapshot's records as they were.
    */
   readonly replaced?: ReadonlyMap<number, SyncedPage>
+  /** An incremental walk that may derive `html_url`: whether it did (`SyncResult.urls`). */
+  readonly urls?: 'derived' | 'read'
 }
 
 /**
@@ -129,7 +131,10 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
       }
     }
   }
-  const walk = (previous && options.deriveUrls ? await walkWithoutUrls({ ...options, previous }) : undefined) ?? (await walkWithUrls(options, previous))
+  const derivable = previous !== undefined && options.deriveUrls === true
+  const derived = derivable ? await walkWithoutUrls({ ...options, previous }) : undefined
+  const walk = derived ?? (await walkWithUrls(options, previous))
+  const urls = derivable ? { urls: derived ? 'derived' as const : 'read' as const } : {}
   const { listing, fetched, reasons, removed } = walk
   const listed = listing.pages
   if (walk.unchanged) {
@@ -141,6 +146,7 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
       reasons: reasons ?? NO_REASONS,
       removed: 0,
       listing,
+      ...urls,
     }
   }
   // Filled in a loop: at 100,000 pages, `new Map(fetched.map(...))` leaves as many [id, page] pairs behind as garbage.
@@ -170,6 +176,7 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     removed,
     listing,
     fetched: byId,
+    ...urls,
   }
 }
 

@@ -18,6 +18,9 @@ afterEach(async () => {
   h = reference = undefined
 })
 
+/** How the last `syncAndCompare` walk came by its URLs (`SyncResult.urls`). */
+let lastUrls: 'derived' | 'read' | undefined
+
 /** limit 30 → 89 pages take 3 listing requests. */
 const LISTING_REQUESTS = 3
 
@@ -53,6 +56,7 @@ async function syncAndCompare(harness: Harness, refresh?: readonly number[]): Pr
   if (refresh) harness.app.shield.sync.refresh({ ids: refresh, listing: true, reason: 'test' })
   const result = await harness.app.shield.sync.syncNow()
   expect(result).toMatchObject({ ok: true, mode: 'incremental' })
+  lastUrls = result.ok ? result.urls : undefined
   const cost = costOf(harness)
   expect(await sameAsFullSync(harness)).toBe(true)
   return cost
@@ -84,6 +88,7 @@ describe('walks without html_url', () => {
     const harness = await start()
     const version = harness.app.shield.sync.current!.version
     expect(await syncAndCompare(harness)).toEqual({ details: [], bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
+    expect(lastUrls).toBe('derived')
     expect(harness.app.shield.sync.current!.version).toBe(version)
   })
 
@@ -158,6 +163,7 @@ describe('walks without html_url', () => {
     harness.origin.addPage({ ...root, id: 6001, slug: 'ueber-uns', title: 'Über uns', parentId: 6000, locale: 'de' })
     const cost = await syncAndCompare(harness)
     expect(cost.withUrls).toBeGreaterThanOrEqual(LISTING_REQUESTS)
+    expect(lastUrls).toBe('read')
     expect(cost.details).toEqual(expect.arrayContaining([6000, 6001]))
     // Learned: the next walk derives below the new root from its URL.
     harness.origin.updatePage(6001, { slug: 'about-us' })
