@@ -4,10 +4,12 @@
  * which reads the CMS's own URLs, builds; and no walk asks the listing for `html_url` but for the
  * anchors' one item each (the Site root, a page whose parent is not listed).
  */
+import { randomUUID } from 'node:crypto'
 import { request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { FakePage } from '../fake-wagtail/index.js'
+import { generateSite, startFakeWagtail, type FakePage } from '../fake-wagtail/index.js'
 import { PARTNER_HOST as PARTNER, PARTNER_OFFSET as OFFSET, partnerPages } from '../fake-wagtail/sample-layouts.js'
+import { sharedRedisUrl } from '../helpers/redis-server.js'
 import { BASE_URL, startShield, type Harness } from '../helpers/start-shield.js'
 
 let h: Harness | undefined
@@ -41,7 +43,9 @@ interface WalkCost {
 }
 
 function costOf(harness: Harness): WalkCost {
+  // Listing windows (and anchors' items): a process's first sync also probes the CMS with short listings.
   const lists = harness.origin.requests.filter((r) => r.kind === 'list').map((r) => decodeURIComponent(r.url))
+    .filter((url) => url.includes('limit=30') || url.includes('fields=_,id,html_url'))
   return {
     details: harness.origin.requests.filter((r) => r.kind === 'detail').map((r) => Number(/pages\/(\d+)\//.exec(r.url)![1])).sort((a, b) => a - b),
     bare: lists.filter((url) => url.includes('fields=-html_url')).length,
@@ -266,5 +270,29 @@ describe('walks without html_url on several Sites', () => {
     await sameAnswer(`/api/v2/pages/${OFFSET + 3}/`, PARTNER)
     expect(await h.app.shield.sync.syncNow()).toMatchObject({ ok: true })
     await sameAnswer('/api/v2/pages/?limit=20', 'localhost')
+  })
+})
+
+describe('walks without html_url from a snapshot shared through Redis', () => {
+  it('derive from the anchors of a snapshot another instance stored', async () => {
+    const env = { REDIS_URL: await sharedRedisUrl(), REDIS_PREFIX: `test-urls-${randomUUID()}:` }
+    const cms = await startFakeWagtail({ pages: generateSite(), limitMax: 30 })
+    try {
+      const first = await startShield({ sharedOrigin: cms, env })
+      await first.app.shield.persistence!.save(first.app.shield.sync.current!)
+      await first.close()
+      // Loads the stored snapshot, and walks from it.
+      h = await startShield({ sharedOrigin: cms, env, synced: false })
+      expect(h.app.shield.sync.current).toBeDefined()
+      const { page } = parentWithChildren(h)
+      cms.updatePage(page.id, { slug: `${page.slug}-stored` })
+      expect(await syncAndCompare(h)).toMatchObject({ bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
+      expect(lastUrls).toBe('derived')
+    } finally {
+      await reference?.close()
+      await h?.close()
+      h = reference = undefined
+      await cms.close()
+    }
   })
 })
