@@ -39,47 +39,82 @@ export function childUrl(parentUrl: string | null, slug: string): string | null 
 }
 
 /**
- * Every page's URL, in the order given (tree order: a parent before its children). An anchor has
- * its own; any other page its parent's followed by its slug. `undefined` for a page whose URL
- * does not follow: no parent and not an anchor, or a parent not among `pages` before it.
+ * URLs a page at a time, in tree order (a parent before its children): an anchor has its own; any
+ * other page its parent's followed by its slug. `undefined` for a page whose URL does not follow:
+ * no parent and not an anchor, or a parent not added before it.
  */
-export function deriveUrls(pages: Iterable<UrlPlace>, anchors: ReadonlyMap<number, string | null>): Map<number, string | null | undefined> {
-  const urls = new Map<number, string | null | undefined>()
-  for (const page of pages) {
-    const anchored = anchors.get(page.id)
-    if (anchored !== undefined || anchors.has(page.id)) {
-      urls.set(page.id, anchored ?? null)
-      continue
+export class UrlDeriver {
+  readonly #urls = new Map<number, string | null | undefined>()
+
+  constructor(private readonly anchors: ReadonlyMap<number, string | null>) {}
+
+  add(page: UrlPlace): string | null | undefined {
+    const anchored = this.anchors.get(page.id)
+    let url: string | null | undefined
+    if (anchored !== undefined || this.anchors.has(page.id)) url = anchored ?? null
+    else {
+      const parentUrl = page.parentId === null ? undefined : this.#urls.get(page.parentId)
+      url = parentUrl === undefined ? undefined : childUrl(parentUrl, page.slug)
     }
-    const parentUrl = page.parentId === null ? undefined : urls.get(page.parentId)
-    urls.set(page.id, parentUrl === undefined ? undefined : childUrl(parentUrl, page.slug))
+    this.#urls.set(page.id, url)
+    return url
   }
+}
+
+/** Every page's URL, in the order given (tree order), as {@link UrlDeriver} gives them. */
+export function deriveUrls(pages: Iterable<UrlPlace>, anchors: ReadonlyMap<number, string | null>): Map<number, string | null | undefined> {
+  const deriver = new UrlDeriver(anchors)
+  const urls = new Map<number, string | null | undefined>()
+  for (const page of pages) urls.set(page.id, deriver.add(page))
   return urls
 }
 
+export type WithUrl<P> = P & { readonly htmlUrl: string | null }
+
 /** Whether a page's URL is its parent's followed by its slug. */
-const followsParent = (page: UrlPlace & { readonly htmlUrl: string | null }, parentUrl: string | null): boolean => childUrl(parentUrl, page.slug) === page.htmlUrl
+const followsParent = (page: WithUrl<UrlPlace>, parentUrl: string | null): boolean => childUrl(parentUrl, page.slug) === page.htmlUrl
 
 /**
- * The anchors of a tree whose URLs the CMS wrote: the pages, in tree order, whose URL is not
- * their parent's followed by their slug (`follows` decides that, by default as its name says; a
- * caller may remember the answer per page). `undefined` when a page shows no URL at all (a listing
- * read without it) or there are more than {@link MAX_ANCHORS}.
+ * The anchors of a tree whose URLs the CMS wrote, a page at a time in tree order: the pages whose
+ * URL is not their parent's followed by their slug (`follows` decides that, by default as its name
+ * says; a caller may remember the answer per page). None (`anchors` is `undefined`) once a page
+ * shows no URL at all (a listing read without it) or there are more than {@link MAX_ANCHORS}.
  */
+export class AnchorLearner<P extends UrlPlace & { readonly htmlUrl: string | null | undefined }> {
+  readonly #urlOf = new Map<number, string | null>()
+  #anchors: Map<number, string | null> | undefined = new Map()
+
+  constructor(private readonly follows: (page: WithUrl<P>, parentUrl: string | null) => boolean = followsParent) {}
+
+  /** False once the tree has no anchors to derive from: the pages after need not be added. */
+  add(page: P): boolean {
+    const anchors = this.#anchors
+    if (anchors === undefined) return false
+    const url = page.htmlUrl
+    if (url === undefined) return this.#giveUp()
+    this.#urlOf.set(page.id, url)
+    const parentUrl = page.parentId === null ? undefined : this.#urlOf.get(page.parentId)
+    if (parentUrl !== undefined && this.follows(page as WithUrl<P>, parentUrl)) return true
+    anchors.set(page.id, url)
+    return anchors.size > MAX_ANCHORS ? this.#giveUp() : true
+  }
+
+  get anchors(): Map<number, string | null> | undefined {
+    return this.#anchors
+  }
+
+  #giveUp(): false {
+    this.#anchors = undefined
+    return false
+  }
+}
+
+/** {@link AnchorLearner} over a whole tree. */
 export function learnAnchors<P extends UrlPlace & { readonly htmlUrl: string | null | undefined }>(
   pages: Iterable<P>,
-  follows: (page: P & { readonly htmlUrl: string | null }, parentUrl: string | null) => boolean = followsParent,
+  follows?: (page: WithUrl<P>, parentUrl: string | null) => boolean,
 ): Map<number, string | null> | undefined {
-  const urlOf = new Map<number, string | null>()
-  const anchors = new Map<number, string | null>()
-  for (const page of pages) {
-    const url = page.htmlUrl
-    if (url === undefined) return undefined
-    urlOf.set(page.id, url)
-    const parentUrl = page.parentId === null ? undefined : urlOf.get(page.parentId)
-    if (parentUrl !== undefined && follows(page as P & { readonly htmlUrl: string | null }, parentUrl)) continue
-    anchors.set(page.id, url)
-    if (anchors.size > MAX_ANCHORS) return undefined
-  }
-  return anchors
+  const learner = new AnchorLearner<P>(follows)
+  for (const page of pages) if (!learner.add(page)) break
+  return learner.anchors
 }

@@ -9,8 +9,9 @@
  * @module
  */
 import { createError } from '../errors.js'
+import { inSlices, runToEnd, runWithPauses, type Pause, type Steps } from '../tree/slices.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
-import { childUrl, learnAnchors } from './derive-urls.js'
+import { AnchorLearner, childUrl } from './derive-urls.js'
 import type { FetchTreeOptions } from './fetch-tree.js'
 import { htmlUrlOfItem } from './html-url-item.js'
 import { mapBounded } from './map-bounded.js'
@@ -30,24 +31,46 @@ interface Learned {
 }
 const learnedOfRecord = new WeakMap<PageRecord, Learned>()
 
-function* placesOf(snapshot: Snapshot) {
-  for (const record of snapshot.pages) {
-    const learned = learnedOfRecord.get(record)
-    yield { id: record.id, slug: record.slug, parentId: record.parentId, htmlUrl: learned === undefined ? htmlUrlOfItem(record.listItem) : learned.url, record }
-  }
+/** Remembers, per record, whether its URL follows from its parent's (`Learned`). */
+function followsRemembered(page: { readonly record: PageRecord; readonly slug: string; readonly htmlUrl: string | null }, parentUrl: string | null): boolean {
+  const learned = learnedOfRecord.get(page.record)
+  if (learned !== undefined && learned.parentUrl === parentUrl) return learned.follows
+  const follows = childUrl(parentUrl, page.slug) === page.htmlUrl
+  learnedOfRecord.set(page.record, { url: page.htmlUrl, parentUrl, follows })
+  return follows
 }
 
-/** The snapshot's anchors with the URLs it holds for them; `undefined`: its URLs do not derive (`learnAnchors`). */
-export function anchorsOf(snapshot: Snapshot): ReadonlyMap<number, string | null> | undefined {
+interface RecordPlace {
+  readonly id: number
+  readonly slug: string
+  readonly parentId: number | null
+  readonly htmlUrl: string | null | undefined
+  readonly record: PageRecord
+}
+
+function* anchorSteps(snapshot: Snapshot): Steps<Map<number, string | null> | undefined> {
+  const learner = new AnchorLearner<RecordPlace>(followsRemembered)
+  let learning = true
+  yield* inSlices(snapshot.pages.length, (from, to) => {
+    for (let i = from; learning && i < to; i++) {
+      const record = snapshot.pages.at(i)!
+      const learned = learnedOfRecord.get(record)
+      const htmlUrl = learned === undefined ? htmlUrlOfItem(record.listItem) : learned.url
+      learning = learner.add({ id: record.id, slug: record.slug, parentId: record.parentId, htmlUrl, record })
+    }
+  })
+  return learner.anchors
+}
+
+/**
+ * The snapshot's anchors with the URLs it holds for them; `undefined`: its URLs do not derive
+ * (`AnchorLearner`). Learned once per snapshot, in slices when `pause` is given (`slices.ts`).
+ */
+export async function anchorsOf(snapshot: Snapshot, pause?: Pause): Promise<ReadonlyMap<number, string | null> | undefined> {
   let anchors = anchorsOfSnapshot.get(snapshot)
   if (anchors === undefined) {
-    anchors = learnAnchors(placesOf(snapshot), (page, parentUrl) => {
-      const learned = learnedOfRecord.get(page.record)
-      if (learned !== undefined && learned.parentUrl === parentUrl) return learned.follows
-      const follows = childUrl(parentUrl, page.slug) === page.htmlUrl
-      learnedOfRecord.set(page.record, { url: page.htmlUrl, parentUrl, follows })
-      return follows
-    }) ?? null
+    const steps = anchorSteps(snapshot)
+    anchors = (pause ? await runWithPauses(steps, pause) : runToEnd(steps)) ?? null
     anchorsOfSnapshot.set(snapshot, anchors)
   }
   return anchors ?? undefined

@@ -19,8 +19,9 @@
  * @module
  */
 import { pageDigest } from '../tree/build-snapshot.js'
+import { inSlices, runToEnd, runWithPauses, type Steps } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
-import { deriveUrls } from './derive-urls.js'
+import { UrlDeriver } from './derive-urls.js'
 import { fetchDetails, fetchListingPass, type FetchTreeOptions, type FetchedPage, type ListingPass, type ListingWindows } from './fetch-tree.js'
 import { withHtmlUrl } from './html-url-item.js'
 import type { ListingExtras } from './listing-fields.js'
@@ -67,22 +68,29 @@ function typesWithOwnUrls(previous: Snapshot): Set<string> {
 }
 
 /** The pages with their derived URLs written back; `undefined` when one does not derive. */
-function place(listed: readonly ListedPage[], parents: ReadonlyMap<number, number | null>, anchors: ReadonlyMap<number, string | null>): ListedPage[] | undefined {
-  const urls = deriveUrls(listed.map((page) => ({ id: page.id, slug: page.slug, parentId: parents.get(page.id) ?? null })), anchors)
+function* placeSteps(listed: readonly ListedPage[], parents: ReadonlyMap<number, number | null>, anchors: ReadonlyMap<number, string | null>): Steps<ListedPage[] | undefined> {
+  const deriver = new UrlDeriver(anchors)
   const placed: ListedPage[] = []
-  for (const page of listed) {
-    const url = urls.get(page.id)
-    if (url === undefined) return undefined
-    // A page with a URL was placed by an earlier walk (an item read without it has none): its item has it.
-    if (url !== null && page.htmlUrl === url) {
-      placed.push(page)
-      continue
+  let placing = true
+  yield* inSlices(listed.length, (from, to) => {
+    for (let i = from; placing && i < to; i++) {
+      const page = listed[i]!
+      const url = deriver.add({ id: page.id, slug: page.slug, parentId: parents.get(page.id) ?? null })
+      if (url === undefined) {
+        placing = false
+        break
+      }
+      // A page with a URL was placed by an earlier walk (an item read without it has none): its item has it.
+      if (url !== null && page.htmlUrl === url) {
+        placed.push(page)
+        continue
+      }
+      const listItem = withHtmlUrl(page.listItem, url)
+      if (listItem === undefined) placing = false
+      else placed.push(page.htmlUrl === url && listItem === page.listItem ? page : { ...page, htmlUrl: url, listItem })
     }
-    const listItem = withHtmlUrl(page.listItem, url)
-    if (listItem === undefined) return undefined
-    placed.push(page.htmlUrl === url && listItem === page.listItem ? page : { ...page, htmlUrl: url, listItem })
-  }
-  return placed
+  })
+  return placing ? placed : undefined
 }
 
 /** The pass with `placed` in place of its pages, window by window. */
@@ -100,7 +108,7 @@ function settled(fetched: FetchedPage, listed: ListedPage): FetchedPage {
 
 export async function walkWithoutUrls(options: WalkOptions): Promise<Walk | undefined> {
   const { previous } = options
-  const anchors = anchorsOf(previous)
+  const anchors = await anchorsOf(previous, options.pause)
   if (anchors === undefined) return undefined
   const pass = await fetchListingPass(options, { withFields: options.withFields, withoutUrl: true, ...(options.windows ? { reuse: options.windows } : {}) })
   const listedIds = new Set(pass.pages.map((page) => page.id))
@@ -129,7 +137,8 @@ export async function walkWithoutUrls(options: WalkOptions): Promise<Walk | unde
     }
     // Every parent as assumed: the plan made over these places stands, and its pages are read.
     if (placed !== undefined && !moved) break
-    placed = place(pass.pages, parents, anchorUrls)
+    const steps = placeSteps(pass.pages, parents, anchorUrls)
+    placed = options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps)
     if (placed === undefined) return undefined
     plan = options.pause ? await planRefreshInSlices(previous, placed, options.requested, options.pause) : planRefresh(previous, placed, options.requested)
     toFetch = plan.fetch.filter((page) => !fetched.has(page.id))
