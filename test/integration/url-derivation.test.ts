@@ -175,6 +175,19 @@ describe('walks without html_url', () => {
     expect(await syncAndCompare(harness)).toMatchObject({ bare: 4, anchors: 2, withUrls: 0, details: [6001] })
   })
 
+  it('reads html_url when a new page\'s detail shows another URL than derived, and derives once its type is known', async () => {
+    const harness = await start()
+    const { page } = parentWithChildren(harness)
+    // A model of its own whose detail shows an external address (as a RedirectPage's does).
+    harness.origin.addPage({ ...page, id: 7000, type: 'cms.ExternalLink', slug: 'elsewhere', title: 'Elsewhere', detailHtmlUrl: 'https://elsewhere.example/' })
+    const cost = await syncAndCompare(harness)
+    expect(lastUrls).toBe('read')
+    expect(cost.details).toContain(7000)
+    harness.origin.updatePage(7000, { title: 'Elsewhere, renamed' })
+    expect(await syncAndCompare(harness)).toMatchObject({ bare: LISTING_REQUESTS, details: [7000] })
+    expect(lastUrls).toBe('derived')
+  })
+
   it('derives below a page whose parent is not listed from that page\'s own URL', async () => {
     const harness = await start()
     const { page, children } = parentWithChildren(harness)
