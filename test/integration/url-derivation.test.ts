@@ -103,6 +103,17 @@ describe('walks without html_url', () => {
     expect(await syncAndCompare(harness)).toEqual({ details: [page.id, ...children].sort((a, b) => a - b), bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
   })
 
+  it('serves a retitled RedirectPage, whose detail and typed listing show its own URL, derived', async () => {
+    const harness = await start()
+    const redirect = harness.origin.pages().find((p) => p.type === 'cms.RedirectPage')!
+    harness.origin.updatePage(redirect.id, { title: 'Redirect, renamed' })
+    const cost = await syncAndCompare(harness)
+    expect(lastUrls).toBe('derived')
+    expect(cost).toMatchObject({ bare: LISTING_REQUESTS, details: [redirect.id] })
+    const typed = JSON.parse((await harness.get('/api/v1/cms/pages/?type=cms.RedirectPage&limit=30')).body)
+    expect(typed.items.find((item: { id: number }) => item.id === redirect.id).meta.html_url).toMatch(/^https:\/\/partner\.example\.org\//)
+  })
+
   it('gives every page below a parent with a new slug its new URL', async () => {
     const harness = await start()
     const { page } = parentWithChildren(harness)
