@@ -7,7 +7,7 @@
  * What does not follow from the parent (a Site root, a translated root under its language prefix,
  * a page whose parent the listing does not show, a nested Site's root) is *learned*, not assumed:
  * {@link learnAnchors} compares every page's URL with the one its parent's gives, and keeps the
- * pages where they differ as anchors, whose URLs are read from the CMS
+ * pages where they differ as anchors, whose URLs the CMS wrote at the last full read
  * (docs/architecture.md#decisions, "Listing without html_url"). The untyped listing serialises the
  * generic Page model, so a model's own `get_url_parts` (a RedirectPage's external address) shows
  * only in typed listings and details, which the sync reads as it does without derivation. Pure.
@@ -22,8 +22,9 @@ export interface UrlPlace {
 }
 
 /**
- * Pages whose URL does not follow from their parent's, with their URLs. Beyond this many the
- * anchors cost more requests than derivation saves, and the listing is read with `html_url`.
+ * Pages whose URL does not follow from their parent's, with their URLs, taken between full syncs
+ * as the last full read saw them. A tree with more (many pages below unpublished parents, whose
+ * URLs follow slugs the listing does not show) is read with `html_url`.
  */
 export const MAX_ANCHORS = 16
 

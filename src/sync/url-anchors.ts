@@ -1,21 +1,18 @@
 /**
- * The anchors of URL derivation (`derive-urls.ts`) for a tree the sync holds, and their URLs now.
- * A snapshot holds every page's `html_url` as the CMS last wrote it (its listing item) and its
- * parent (its detail's `meta.parent`), so the anchors are learned from the snapshot itself, once
- * per snapshot: a snapshot shared through Redis brings them along, and a full sync, which reads
- * the listing with `html_url`, learns them anew. An anchor's URL shows nothing of the tree (a
- * Site's root URL, a language prefix, a parent the listing does not show), so every walk reads
- * each anchor's URL now, one item each (`?id=<id>&fields=_,id,html_url`).
+ * The anchors of URL derivation (`derive-urls.ts`) for a tree the sync holds. A snapshot holds
+ * every page's `html_url` as the CMS last wrote it (its listing item) and its parent (its detail's
+ * `meta.parent`), so the anchors and their URLs are learned from the snapshot itself, once per
+ * snapshot: a snapshot shared through Redis brings them along, and a full sync, which reads the
+ * listing with `html_url`, learns them anew. An anchor's URL shows nothing of the tree (a Site's
+ * root URL, a language prefix, a parent the listing does not show): the walks between two full
+ * syncs take it as the last full read (or a walk that fell back to reading `html_url`) saw it
+ * (docs/architecture.md#decisions, "Listing without html_url").
  * @module
  */
-import { createError } from '../errors.js'
 import { inSlices, runToEnd, runWithPauses, type Pause, type Steps } from '../tree/slices.js'
 import type { PageRecord, Snapshot } from '../tree/snapshot.js'
 import { AnchorLearner, childUrl } from './derive-urls.js'
-import type { FetchTreeOptions } from './fetch-tree.js'
 import { htmlUrlOfItem } from './html-url-item.js'
-import { mapBounded } from './map-bounded.js'
-import { badStatusError, isJson } from './upstream-port.js'
 
 const anchorsOfSnapshot = new WeakMap<Snapshot, ReadonlyMap<number, string | null> | null>()
 
@@ -74,36 +71,4 @@ export async function anchorsOf(snapshot: Snapshot, pause?: Pause): Promise<Read
     anchorsOfSnapshot.set(snapshot, anchors)
   }
   return anchors ?? undefined
-}
-
-/** One anchor's URL as the untyped listing writes it now; `undefined` when the listing no longer shows it. */
-async function anchorUrlNow(options: FetchTreeOptions, id: number): Promise<string | null | undefined> {
-  const path = `${options.pagesPath}?id=${id}&fields=_,id,html_url`
-  const answer = await options.get(path, options.signal)
-  if (answer.status !== 200) throw badStatusError(answer, `${path}: the CMS answered ${answer.status}`)
-  if (!isJson(answer)) throw createError('UPSTREAM_BAD_RESPONSE', `${path}: content type ${answer.contentType || '(none)'}`)
-  let items: unknown
-  try {
-    items = (JSON.parse(answer.text) as { items?: unknown }).items
-  } catch (error) {
-    throw createError('UPSTREAM_BAD_RESPONSE', `${path}: malformed JSON`, { cause: error })
-  }
-  if (!Array.isArray(items) || items.length > 1) throw createError('UPSTREAM_BAD_RESPONSE', `${path}: not a one-item listing`)
-  const item = items[0] as { id?: unknown; meta?: { html_url?: unknown } } | undefined
-  if (item === undefined) return undefined
-  const url = item.meta?.html_url
-  if (item.id !== id || (url !== null && typeof url !== 'string')) throw createError('UPSTREAM_BAD_RESPONSE', `${path}: not the page asked for, with its html_url`)
-  return url
-}
-
-/** The anchors' URLs now, for those of `ids` (the pages listed now) `options.concurrency` at a time. */
-export async function anchorUrlsNow(options: FetchTreeOptions, anchors: ReadonlyMap<number, string | null>, listed: ReadonlySet<number>): Promise<Map<number, string | null>> {
-  const ids = [...anchors.keys()].filter((id) => listed.has(id))
-  const urls = await mapBounded(ids, options.concurrency, options.signal, (id) => anchorUrlNow(options, id))
-  const now = new Map<number, string | null>()
-  ids.forEach((id, i) => {
-    const url = urls[i]
-    if (url !== undefined) now.set(id, url)
-  })
-  return now
 }

@@ -26,7 +26,7 @@ import { fetchDetails, fetchListingPass, type FetchTreeOptions, type FetchedPage
 import { withHtmlUrl } from './html-url-item.js'
 import type { ListingExtras } from './listing-fields.js'
 import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshPlan, type RefreshReason } from './plan-refresh.js'
-import { anchorsOf, anchorUrlsNow } from './url-anchors.js'
+import { anchorsOf } from './url-anchors.js'
 
 /** Rounds of reading details that name other parents than assumed before the walk gives up. */
 const MAX_ROUNDS = 4
@@ -44,7 +44,7 @@ export interface Walk {
   readonly fetched: readonly FetchedPage[]
   readonly reasons: Readonly<Record<RefreshReason, number>>
   readonly removed: number
-  /** Every window and anchor what the previous snapshot was built from, and nothing requested. */
+  /** Every window what the previous snapshot was built from, and nothing requested. */
   readonly unchanged: boolean
 }
 
@@ -106,53 +106,91 @@ function settled(fetched: FetchedPage, listed: ListedPage): FetchedPage {
   return { page, urlDiffers: fetched.htmlUrl !== listed.htmlUrl, htmlUrl: fetched.htmlUrl }
 }
 
+/** What the walk takes a page's place to be: its parent, and the anchors' URLs. */
+interface Places {
+  readonly parents: Map<number, number | null>
+  readonly anchors: Map<number, string | null>
+  /** Types whose details show their own URLs (`typesWithOwnUrls`), worked out when first asked. */
+  readonly ownUrls: () => ReadonlySet<string>
+}
+
+/**
+ * Takes what a fetched detail tells of its page's place: its parent, and for an anchor its URL (a
+ * Site root read again brings its Site's root URL now), unless its model shows its own. Whether
+ * either differed from what the walk assumed.
+ */
+function learnFromDetail(each: FetchedPage, places: Places): boolean {
+  const { id, parentId, type } = each.page
+  let changed = false
+  if (places.parents.get(id) !== parentId) {
+    places.parents.set(id, parentId)
+    changed = true
+  }
+  if (places.anchors.has(id) && places.anchors.get(id) !== each.htmlUrl && !places.ownUrls().has(type)) {
+    places.anchors.set(id, each.htmlUrl)
+    changed = true
+  }
+  return changed
+}
+
+interface Settled {
+  readonly placed: ListedPage[]
+  readonly plan: RefreshPlan
+  readonly fetched: ReadonlyMap<number, FetchedPage>
+}
+
+/**
+ * Reads the details of `first`, places every page, plans, and reads what the plan asks for, again
+ * while the details read name other places than assumed; `undefined` when a page cannot be placed
+ * or the rounds run out.
+ */
+async function settle(options: WalkOptions, pass: ListingPass, places: Places, first: readonly ListedPage[]): Promise<Settled | undefined> {
+  const fetched = new Map<number, FetchedPage>()
+  let toFetch = first
+  let placed: ListedPage[] | undefined
+  let plan: RefreshPlan | undefined
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    let moved = false
+    for (const each of await fetchDetails(options, toFetch)) {
+      fetched.set(each.page.id, each)
+      moved = learnFromDetail(each, places) || moved
+    }
+    // Every place as assumed: the plan made over these places stands, and its pages are read.
+    if (placed !== undefined && plan !== undefined && !moved) return { placed, plan, fetched }
+    const steps = placeSteps(pass.pages, places.parents, places.anchors)
+    placed = options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps)
+    if (placed === undefined) return undefined
+    plan = options.pause ? await planRefreshInSlices(options.previous, placed, options.requested, options.pause) : planRefresh(options.previous, placed, options.requested)
+    toFetch = plan.fetch.filter((page) => !fetched.has(page.id))
+    if (toFetch.length === 0) return { placed, plan, fetched }
+  }
+  return undefined
+}
+
 export async function walkWithoutUrls(options: WalkOptions): Promise<Walk | undefined> {
   const { previous } = options
   const anchors = await anchorsOf(previous, options.pause)
   if (anchors === undefined) return undefined
   const pass = await fetchListingPass(options, { withFields: options.withFields, withoutUrl: true, ...(options.windows ? { reuse: options.windows } : {}) })
-  const listedIds = new Set(pass.pages.map((page) => page.id))
-  const anchorUrls = await anchorUrlsNow(options, anchors, listedIds)
-  const sameAnchors = anchorUrls.size === anchors.size && [...anchors].every(([id, url]) => anchorUrls.get(id) === url)
-  const parents = new Map<number, number | null>()
-  for (const page of pass.pages) parents.set(page.id, previous.byId.get(page.id)?.parentId ?? null)
-
-  if (sameAnchors && options.requested.size === 0 && pass.reused.size === pass.windows.size && pass.pages.length === previous.pages.length) {
+  if (options.requested.size === 0 && pass.reused.size === pass.windows.size && pass.pages.length === previous.pages.length) {
     // Every window is one the previous snapshot was built from, placed then: so are its items now.
     return { listing: pass, fetched: [], reasons: planRefresh(previous, [], new Set()).reasons, removed: 0, unchanged: true }
   }
 
-  const fetched = new Map<number, FetchedPage>()
+  let ownUrls: ReadonlySet<string> | undefined
+  const places: Places = { parents: new Map(), anchors: new Map(anchors), ownUrls: () => (ownUrls ??= typesWithOwnUrls(previous)) }
+  for (const page of pass.pages) places.parents.set(page.id, previous.byId.get(page.id)?.parentId ?? null)
   const reordered = newlyPlaced(previous, pass.pages, options.requested)
-  let toFetch: readonly ListedPage[] = reordered
-  let placed: ListedPage[] | undefined
-  let plan: RefreshPlan | undefined
-  for (let round = 0; ; round++) {
-    if (round === MAX_ROUNDS) return undefined
-    let moved = false
-    for (const each of await fetchDetails(options, toFetch)) {
-      fetched.set(each.page.id, each)
-      if (parents.get(each.page.id) !== each.page.parentId) moved = true
-      parents.set(each.page.id, each.page.parentId)
-    }
-    // Every parent as assumed: the plan made over these places stands, and its pages are read.
-    if (placed !== undefined && !moved) break
-    const steps = placeSteps(pass.pages, parents, anchorUrls)
-    placed = options.pause ? await runWithPauses(steps, options.pause) : runToEnd(steps)
-    if (placed === undefined) return undefined
-    plan = options.pause ? await planRefreshInSlices(previous, placed, options.requested, options.pause) : planRefresh(previous, placed, options.requested)
-    toFetch = plan.fetch.filter((page) => !fetched.has(page.id))
-    if (toFetch.length === 0) break
-  }
-  if (placed === undefined || plan === undefined) return undefined
+  const settledWalk = await settle(options, pass, places, reordered)
+  if (settledWalk === undefined) return undefined
+  const { placed, plan, fetched } = settledWalk
 
-  let ownUrls: Set<string> | undefined
   const placedById = new Map(placed.map((page) => [page.id, page]))
   const pages: FetchedPage[] = []
   for (const each of fetched.values()) {
     const page = settled(each, placedById.get(each.page.id)!)
     // A detail whose URL is not the derived one: the derivation is wrong, unless the type's model shows its own.
-    if (page.urlDiffers && !(ownUrls ??= typesWithOwnUrls(previous)).has(page.page.type)) return undefined
+    if (page.urlDiffers && !places.ownUrls().has(page.page.type)) return undefined
     pages.push(page)
   }
   const planned = new Set(plan.fetch.map((page) => page.id))

@@ -1,8 +1,7 @@
 /**
  * Walks that read the listing without `html_url` (SYNC_DERIVE_URLS, on by default) and derive each
  * page's from its parent's: after every kind of edit the tree is byte for byte what a full sync,
- * which reads the CMS's own URLs, builds; and no walk asks the listing for `html_url` but for the
- * anchors' one item each (the Site root, a page whose parent is not listed).
+ * which reads the CMS's own URLs, builds; and once the URLs are learned no walk asks for `html_url`.
  */
 import { randomUUID } from 'node:crypto'
 import { request } from 'undici'
@@ -36,21 +35,18 @@ interface WalkCost {
   readonly details: number[]
   /** Listing windows read without `html_url`. */
   readonly bare: number
-  /** One-item listings of an anchor's `html_url`. */
-  readonly anchors: number
-  /** Any other listing: one that shows `html_url` for every page it lists. */
+  /** Any other listing window: one that shows `html_url` for every page it lists. */
   readonly withUrls: number
 }
 
 function costOf(harness: Harness): WalkCost {
-  // Listing windows (and anchors' items): a process's first sync also probes the CMS with short listings.
+  // Listing windows: a process's first sync also probes the CMS with short listings.
   const lists = harness.origin.requests.filter((r) => r.kind === 'list').map((r) => decodeURIComponent(r.url))
-    .filter((url) => url.includes('limit=30') || url.includes('fields=_,id,html_url'))
+    .filter((url) => url.includes('limit=30'))
   return {
     details: harness.origin.requests.filter((r) => r.kind === 'detail').map((r) => Number(/pages\/(\d+)\//.exec(r.url)![1])).sort((a, b) => a - b),
     bare: lists.filter((url) => url.includes('fields=-html_url')).length,
-    anchors: lists.filter((url) => url.includes('fields=_,id,html_url')).length,
-    withUrls: lists.filter((url) => !url.includes('fields=-html_url') && !url.includes('fields=_,id,html_url')).length,
+    withUrls: lists.filter((url) => !url.includes('fields=-html_url')).length,
   }
 }
 
@@ -88,10 +84,10 @@ function subtreeOf(harness: Harness, id: number): number[] {
 }
 
 describe('walks without html_url', () => {
-  it('reads the listing without html_url and the Site root\'s URL alone when nothing changed', async () => {
+  it('reads the listing without html_url alone when nothing changed', async () => {
     const harness = await start()
     const version = harness.app.shield.sync.current!.version
-    expect(await syncAndCompare(harness)).toEqual({ details: [], bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
+    expect(await syncAndCompare(harness)).toEqual({ details: [], bare: LISTING_REQUESTS, withUrls: 0 })
     expect(lastUrls).toBe('derived')
     expect(harness.app.shield.sync.current!.version).toBe(version)
   })
@@ -100,7 +96,7 @@ describe('walks without html_url', () => {
     const harness = await start()
     const { page, children } = parentWithChildren(harness)
     harness.origin.updatePage(page.id, { title: `${page.title} (renamed)` })
-    expect(await syncAndCompare(harness)).toEqual({ details: [page.id, ...children].sort((a, b) => a - b), bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
+    expect(await syncAndCompare(harness)).toEqual({ details: [page.id, ...children].sort((a, b) => a - b), bare: LISTING_REQUESTS, withUrls: 0 })
   })
 
   it('serves a retitled RedirectPage, whose detail and typed listing show its own URL, derived', async () => {
@@ -183,7 +179,7 @@ describe('walks without html_url', () => {
     // Learned: the next walk derives below the new root from its URL.
     harness.origin.updatePage(6001, { slug: 'about-us' })
     // 91 pages now: 4 windows.
-    expect(await syncAndCompare(harness)).toMatchObject({ bare: 4, anchors: 2, withUrls: 0, details: [6001] })
+    expect(await syncAndCompare(harness)).toMatchObject({ bare: 4, withUrls: 0, details: [6001] })
   })
 
   it('reads html_url when a new page\'s detail shows another URL than derived, and derives once its type is known', async () => {
@@ -208,7 +204,7 @@ describe('walks without html_url', () => {
     const orphan = harness.origin.pages().find((p) => p.id === children[0])!
     harness.origin.updatePage(orphan.id, { slug: `${orphan.slug}-new` })
     const cost = await syncAndCompare(harness)
-    expect(cost).toMatchObject({ bare: LISTING_REQUESTS, anchors: 1 + children.length, withUrls: 0 })
+    expect(cost).toMatchObject({ bare: LISTING_REQUESTS, withUrls: 0 })
     expect(cost.details).toEqual(expect.arrayContaining(subtreeOf(harness, orphan.id)))
   })
 
@@ -287,7 +283,7 @@ describe('walks without html_url on several Sites', () => {
     expect(await partner.syncNow()).toMatchObject({ ok: true, mode: 'incremental' })
     const lists = h.origin.requests.filter((r) => r.kind === 'list').map((r) => decodeURIComponent(r.url))
     expect(lists.some((url) => url.includes('fields=-html_url'))).toBe(true)
-    expect(lists.every((url) => url.includes('fields=-html_url') || url.includes('fields=_,id,html_url') || url.includes('type='))).toBe(true)
+    expect(lists.every((url) => url.includes('fields=-html_url') || url.includes('type='))).toBe(true)
     expect(h.origin.requests.every((r) => r.headers['host'] === PARTNER)).toBe(true)
     await sameAnswer('/api/v2/pages/?limit=20', PARTNER)
     for (const child of snapshot.childrenOf.get(parent.id)!) await sameAnswer(`/api/v2/pages/${child.id}/`, PARTNER)
@@ -310,7 +306,7 @@ describe('walks without html_url from a snapshot shared through Redis', () => {
       expect(h.app.shield.sync.current).toBeDefined()
       const { page } = parentWithChildren(h)
       cms.updatePage(page.id, { slug: `${page.slug}-stored` })
-      expect(await syncAndCompare(h)).toMatchObject({ bare: LISTING_REQUESTS, anchors: 1, withUrls: 0 })
+      expect(await syncAndCompare(h)).toMatchObject({ bare: LISTING_REQUESTS, withUrls: 0 })
       expect(lastUrls).toBe('derived')
     } finally {
       await reference?.close()
