@@ -9,8 +9,8 @@
  * a move shows as a new place), have their details read first, and those name their parents.
  * With the URLs derived, the walk goes on as one with `html_url` does (`plan-refresh.ts`): a page
  * whose item changed (a slug, a move, a parent's new slug) is read again, with its children. A
- * detail read there that names another parent than assumed (a move that kept its predecessor)
- * derives again, a bounded number of rounds.
+ * detail read there that names another parent than assumed (a move that kept its predecessor), or
+ * shows an anchor's new URL (`url-anchors.ts`), derives again, a bounded number of rounds.
  *
  * Anything the derivation cannot place for certain gives up (`undefined`), and the sync reads the
  * listing with `html_url` as it would without derivation: a page whose parent is not listed (a
