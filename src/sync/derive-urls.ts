@@ -26,7 +26,7 @@ export interface UrlPlace {
  * as the last full read saw them. A tree with more (many pages below unpublished parents, whose
  * URLs follow slugs the listing does not show) is read with `html_url`.
  */
-export const MAX_ANCHORS = 16
+export const MAX_ANCHORS = 100
 
 /** Django's `reverse()` quoting of a path segment (RFC 3986 unreserved and sub-delims, `:@~` stay raw). */
 export function quoteSlug(slug: string): string {
