@@ -92,6 +92,25 @@ describe('walks without html_url', () => {
     expect(harness.app.shield.sync.current!.version).toBe(version)
   })
 
+  it('reads html_url in every walk from a CMS that refuses to leave it out', async () => {
+    const origin = await startFakeWagtail({ pages: generateSite(), limitMax: 30 })
+    origin.setFault((request) => (request.query.get('fields')?.includes('-html_url')
+      ? { type: 'json', status: 400, body: { message: 'unknown fields: -html_url' } }
+      : undefined))
+    try {
+      h = await startShield({ sharedOrigin: origin })
+      const { page } = parentWithChildren(h)
+      origin.updatePage(page.id, { slug: `${page.slug}-refused` })
+      expect(await syncAndCompare(h)).toMatchObject({ bare: 0, withUrls: LISTING_REQUESTS })
+      expect(lastUrls).toBeUndefined()
+    } finally {
+      await reference?.close()
+      await h?.close()
+      h = reference = undefined
+      await origin.close()
+    }
+  })
+
   it('serves a retitle after the next walk, fetching the page and its children', async () => {
     const harness = await start()
     const { page, children } = parentWithChildren(harness)
