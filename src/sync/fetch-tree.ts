@@ -12,7 +12,7 @@ import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-det
 import { bytesCopier } from '../json/byte-slabs.js'
 import { ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
-import { listingFieldsParam, localeOfItem, stripExtraFields, type ListingExtras } from './listing-fields.js'
+import { localeOfItem, passFieldsParam, stripExtraFields, type ListingExtras } from './listing-fields.js'
 import { mapBounded } from './map-bounded.js'
 import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
@@ -64,6 +64,8 @@ export interface ListingOptions {
   readonly filter?: string
   /** Ask for the extra meta fields and cut them out of the items again (`listing-fields.ts`). */
   readonly withFields?: ListingExtras | undefined
+  /** Read the items without `html_url` (`fields=-html_url`): the sync derives it (`derive-urls.ts`). */
+  readonly withoutUrl?: boolean
   /**
    * The windows of the last listing pass whose pages the previous snapshot holds: a window whose
    * raw text is byte for byte the same is taken from here instead of being parsed again.
@@ -171,7 +173,7 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
   const types = new Map<string, string>()
   const limit = options.pageSize ?? UNLIMITED
   const extras = listing.withFields
-  const query = `${listing.filter ?? ''}${extras ? listingFieldsParam(extras) : ''}`
+  const query = `${listing.filter ?? ''}${passFieldsParam(extras, listing.withoutUrl === true)}`
   const pathAt = (offset: number) => `${options.pagesPath}?${query}offset=${offset}&limit=${limit}`
   const readWindow = async (offset: number): Promise<WindowRead> => {
     const path = pathAt(offset)
@@ -296,6 +298,8 @@ export interface FetchedPage {
   readonly page: SyncedPage
   /** A type whose specific model shows another `html_url` than the generic listing does. */
   readonly urlDiffers: boolean
+  /** The detail's own `html_url`. */
+  readonly htmlUrl: string | null
 }
 
 async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBytes: (text: string) => Buffer): Promise<FetchedPage> {
@@ -329,7 +333,7 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBy
     detail: detailBytes,
     digest: pageDigest(listed.listItem, undefined, detailBytes),
   }
-  return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl }
+  return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl, htmlUrl: detail.htmlUrl }
 }
 
 /** Fetches the details of `pages`, `options.concurrency` at a time; the first failure fails all. */
