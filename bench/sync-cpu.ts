@@ -1,0 +1,99 @@
+/**
+ * What a sync costs cms-shield in CPU: for each page count, a fresh cms-shield against the fake CMS
+ * (`bench/origin.ts`) answering in 0 ms. Reported per count: spawn to `/readyz` 200, the shield's
+ * CPU (utime + stime from /proc) from spawn to ready ÷ pages, the fake CMS's CPU over the same
+ * time (it shares the machine's cores), RSS once ready; then `SYNC_CPU_WALKS` (3) unchanged
+ * listing walks (`PURGE /nowhere/`, as the `sync` scenario triggers one), each one's CPU ÷ pages
+ * and the median, and RSS after them.
+ *
+ *   npm run build && npx tsx bench/sync-cpu.ts
+ *
+ * `SYNC_CPU_PAGES` (`10000,100000`): the counts. `SYNC_CPU_PROFILE=1`: cms-shield runs with
+ * `--cpu-prof` and the functions with the most self time are printed per count (`PROFILE_TOP`, 30).
+ * Unpinned: both processes may use both cores, as in production on a small machine.
+ * @module
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { call, postJson, sleep } from './lib/http.js'
+import { startOrigin, setLatency, type SiteInfo } from './lib/origin-control.js'
+import { processCpuSeconds, processMemory, stopAllChildren } from './lib/processes.js'
+import { afterOneSync, shieldIdle, startShield } from './lib/shield.js'
+
+interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
+interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
+
+const counts = (process.env['SYNC_CPU_PAGES'] ?? '10000,100000').split(',').map((text) => Number(text.trim()))
+if (counts.some((n) => !Number.isInteger(n) || n < 2 || n > 1_000_000)) throw new Error('SYNC_CPU_PAGES: integers from 2 to 1000000, comma-separated')
+const walks = Math.min(10, Math.max(1, Number(process.env['SYNC_CPU_WALKS'] ?? '3')))
+const profiling = process.env['SYNC_CPU_PROFILE'] === '1'
+const top = Number(process.env['PROFILE_TOP'] ?? '30')
+
+const cpuOf = (pid: number): number => processCpuSeconds(pid) ?? Number.NaN
+const mb = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : `${(bytes / 1_048_576).toFixed(0)} MB`)
+const us = (seconds: number, pages: number): string => `${((seconds * 1e6) / pages).toFixed(1)} µs/page`
+const out = (line: string): void => void process.stdout.write(`${line}\n`)
+
+/** Self time by function, busiest first, as lines of "share  function file:line". */
+function profileSummary(dir: string): string[] {
+  const file = readdirSync(dir).find((name) => name.endsWith('.cpuprofile'))
+  if (!file) return [`(no profile in ${dir})`]
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile
+  const self = new Map<string, number>()
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  profile.samples.forEach((id, i) => {
+    const frame = byId.get(id)!.callFrame
+    const key = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|src|dist|lib)\//, '$1/')}:${frame.lineNumber + 1}`
+    self.set(key, (self.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0))
+  })
+  const total = [...self.values()].reduce((a, b) => a + b, 0)
+  const busy = total - (self.get('(idle) :0') ?? 0)
+  return [
+    `profile ${join(dir, file)}: busy ${(busy / 1000).toFixed(0)} ms of ${(total / 1000).toFixed(0)} ms`,
+    ...[...self.entries()]
+      .filter(([key]) => !key.startsWith('(idle)'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([key, time]) => `${((time / busy) * 100).toFixed(1).padStart(5)}%  ${key}`),
+  ]
+}
+
+out(`sync-cpu: pages ${counts.join(', ')}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
+const origin = await startOrigin(2, undefined)
+try {
+  await setLatency(origin, 0)
+  for (const pages of counts) {
+    const dir = mkdtempSync(join(tmpdir(), 'cms-shield-sync-cpu-'))
+    const site = await postJson<SiteInfo>(`${origin.control}/site`, { pages }, 300_000)
+    await sleep(500)
+    const originBefore = cpuOf(origin.child.pid)
+    const settings = { workDir: dir, cpu: undefined, shieldEnv: {}, nodeArgs: profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [] }
+    const shield = await startShield(settings, 'cms-shield', origin, 'warn', 600_000)
+    const readyCpu = cpuOf(shield.pid)
+    const originCpu = cpuOf(origin.child.pid) - originBefore
+    const readyMemory = processMemory(shield.pid)
+    out(`${site.pages} pages: ready ${(shield.readyAfterMs / 1000).toFixed(2)} s after spawn; shield CPU ${readyCpu.toFixed(2)} s = ${us(readyCpu, site.pages)} (spawn to ready, startup included); fake CMS CPU ${originCpu.toFixed(2)} s = ${us(originCpu, site.pages)}; RSS ${mb(readyMemory?.rss)} (peak ${mb(readyMemory?.peakRss)})`)
+    await shieldIdle(shield, 60_000)
+    const perWalk: number[] = []
+    for (let i = 0; i < walks; i += 1) {
+      const before = cpuOf(shield.pid)
+      const ms = await afterOneSync(shield, 120_000, async () => {
+        const response = await call(`${shield.origin}/nowhere/`, { method: 'PURGE' })
+        if (response.status !== 200) throw new Error(`PURGE /nowhere/: ${response.status}`)
+      })
+      const cpu = cpuOf(shield.pid) - before
+      perWalk.push(cpu)
+      out(`  unchanged listing walk ${i + 1}: ${(ms / 1000).toFixed(2)} s, shield CPU ${(cpu * 1000).toFixed(0)} ms = ${us(cpu, site.pages)} (its /metrics polls included)`)
+      await shieldIdle(shield, 60_000)
+    }
+    const median = [...perWalk].sort((a, b) => a - b)[Math.floor(perWalk.length / 2)] as number
+    const memory = processMemory(shield.pid)
+    out(`  walk median ${us(median, site.pages)}; RSS after ${mb(memory?.rss)} (peak ${mb(memory?.peakRss)})`)
+    await shield.child.stop(30_000)
+    if (profiling) for (const line of profileSummary(dir)) out(`  ${line}`)
+    else rmSync(dir, { recursive: true, force: true })
+  }
+} finally {
+  await stopAllChildren()
+}
