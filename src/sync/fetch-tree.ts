@@ -9,7 +9,9 @@ import { createHash } from 'node:crypto'
 import { createError, isProxyError } from '../errors.js'
 import { getMember, type JsonNode } from '../json/json-spans.js'
 import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-detail-urls.js'
-import { bytesCopier } from '../json/byte-slabs.js'
+import { bytesTaker } from '../json/byte-slabs.js'
+import { JsonTape } from '../json/json-tape.js'
+import { editedLength, findTapeDetailUrlEdits, writeEdited } from '../json/tape-detail-urls.js'
 import { ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
 import { listingFieldsParam, localeOfItem, stripExtraFields, type ListingExtras } from './listing-fields.js'
@@ -17,7 +19,7 @@ import { mapBounded } from './map-bounded.js'
 import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedPage } from './plan-refresh.js'
-import { readDetail, readInteger, readListItem, readListItemWithFlags, type ListedFields } from './read-page-fields.js'
+import { readInteger, readTapeDetail, readListItem, readListItemWithFlags, type ListedFields } from './read-page-fields.js'
 import { badStatusError, isJson, type UpstreamAnswer, type UpstreamGet } from './upstream-port.js'
 
 export interface FetchProgress {
@@ -298,12 +300,31 @@ export interface FetchedPage {
   readonly urlDiffers: boolean
 }
 
-async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBytes: (text: string) => Buffer): Promise<FetchedPage> {
+/** The body of a CMS answer the sync reads as JSON, parsed onto `tape`; refused when it is not JSON. */
+function parseJsonBytes(answer: UpstreamAnswer, tape: JsonTape, where: string): Buffer {
+  if (answer.status !== 200) {
+    throw badStatusError(answer, `${where}: the CMS answered ${answer.status}`)
+  }
+  if (!isJson(answer)) throw createError('UPSTREAM_BAD_RESPONSE', `${where}: content type ${answer.contentType || '(none)'}`)
+  const bytes = answer.bytes ?? Buffer.from(answer.text, 'utf8')
+  try {
+    tape.parse(bytes)
+  } catch (error) {
+    throw createError('UPSTREAM_BAD_RESPONSE', `${where}: malformed JSON`, { cause: error })
+  }
+  return bytes
+}
+
+/**
+ * `tape` is shared by every detail of one `fetchDetails`: it is parsed and read with no wait in
+ * between, so no other detail can parse onto it meanwhile.
+ */
+async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, take: (length: number) => Buffer, tape: JsonTape): Promise<FetchedPage> {
   const path = `${options.pagesPath}${listed.id}/`
   const answer = await options.get(path, options.signal)
   if (answer.status === 404) inconsistent(`page ${listed.id} disappeared during the sync`, { path })
-  const { text, root } = parseJsonBody(answer, options.rewriteUrl, path)
-  const detail = readDetail(root, path)
+  const bytes = parseJsonBytes(answer, tape, path)
+  const detail = readTapeDetail(tape, path)
   const flags = listed.flags
   if (
     detail.id !== listed.id || detail.type !== listed.type || detail.slug !== listed.slug || detail.title !== listed.title ||
@@ -315,7 +336,10 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBy
   // Everything kept is made to own its bytes here, while the sync still spreads its work over the
   // CMS's answers: building the snapshot afterwards then copies and hashes only what is new. The
   // fields equal to the listing's (checked above) are the listing's strings, which own theirs.
-  const detailBytes = copyBytes(text)
+  // The body is written straight from the CMS's bytes with its `detail_url`s rewritten.
+  const edits = findTapeDetailUrlEdits(tape, options.rewriteUrl)
+  const detailBytes = take(editedLength(0, bytes.length, edits))
+  writeEdited(bytes, 0, bytes.length, edits, detailBytes)
   const page: SyncedPage = {
     id: detail.id,
     type: listed.type,
@@ -336,9 +360,10 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBy
 export async function fetchDetails(options: FetchTreeOptions, pages: readonly ListedPage[]): Promise<FetchedPage[]> {
   const total = pages.length
   // A full sync's details packed into slabs, a few pages' one by one (`byte-slabs.ts`).
-  const copyBytes = bytesCopier(total)
+  const take = bytesTaker(total)
+  const tape = new JsonTape()
   try {
-    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page, copyBytes), (done) =>
+    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page, take, tape), (done) =>
       options.onProgress?.({ phase: 'details', done, total }),
     )
   } catch (error) {

@@ -5,6 +5,7 @@
  */
 import { createError } from '../errors.js'
 import { getMember, getPath, type JsonNode } from '../json/json-spans.js'
+import { TAPE_NULL, TAPE_NUMBER, TAPE_OBJECT, TAPE_TRUE, type JsonTape } from '../json/json-tape.js'
 
 function fail(what: string, where: string): never {
   throw createError('UPSTREAM_BAD_RESPONSE', `${where}: ${what}`)
@@ -92,5 +93,50 @@ export function readDetail(root: JsonNode, where: string): DetailFields {
     seoTitle: optionalString(getPath(root, ['meta', 'seo_title'])),
     searchDescription: optionalString(getPath(root, ['meta', 'search_description'])),
     parentId: parent.kind === 'null' ? null : readInteger(getMember(parent, 'id'), 'meta.parent.id', where),
+  }
+}
+
+// The same reads over a body parsed on a tape (`json-tape.ts`): a token index where the functions
+// above take a node, -1 for a missing one.
+
+function readTapeInteger(tape: JsonTape, i: number, what: string, where: string): number {
+  if (i < 0 || tape.kind(i) !== TAPE_NUMBER) fail(`${what} is not an integer`, where)
+  const raw = tape.raw(i)
+  if (!/^-?\d+$/.test(raw)) fail(`${what} is not an integer`, where)
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value)) fail(`${what} is out of range`, where)
+  return value
+}
+
+function readTapeString(tape: JsonTape, i: number, what: string, where: string): string {
+  if (i < 0 || !tape.isString(i)) fail(`${what} is not a string`, where)
+  return tape.stringValue(i)
+}
+
+function optionalTapeString(tape: JsonTape, i: number): string {
+  return i >= 0 && tape.isString(i) ? tape.stringValue(i) : ''
+}
+
+/** {@link readDetail} of the body on `tape` (its root, token 0). */
+export function readTapeDetail(tape: JsonTape, where: string): DetailFields {
+  if (tape.kind(0) !== TAPE_OBJECT) fail('the detail is not an object', where)
+  const meta = tape.member(0, 'meta')
+  const id = readTapeInteger(tape, tape.member(0, 'id'), 'id', where)
+  const type = readTapeString(tape, tape.member(meta, 'type'), 'meta.type', where)
+  const title = readTapeString(tape, tape.member(0, 'title'), 'title', where)
+  const slug = readTapeString(tape, tape.member(meta, 'slug'), 'meta.slug', where)
+  const htmlUrl = tape.member(meta, 'html_url')
+  const parent = tape.member(meta, 'parent')
+  if (parent < 0) fail('meta.parent is missing', where)
+  return {
+    id,
+    type,
+    title,
+    slug,
+    htmlUrl: htmlUrl >= 0 && tape.isString(htmlUrl) ? tape.stringValue(htmlUrl) : null,
+    showInMenus: tape.kind(tape.member(meta, 'show_in_menus')) === TAPE_TRUE,
+    seoTitle: optionalTapeString(tape, tape.member(meta, 'seo_title')),
+    searchDescription: optionalTapeString(tape, tape.member(meta, 'search_description')),
+    parentId: tape.kind(parent) === TAPE_NULL ? null : readTapeInteger(tape, tape.member(parent, 'id'), 'meta.parent.id', where),
   }
 }
