@@ -99,7 +99,7 @@ export function readDetail(root: JsonNode, where: string): DetailFields {
 // The same reads over a body parsed on a tape (`json-tape.ts`): a token index where the functions
 // above take a node, -1 for a missing one.
 
-function readTapeInteger(tape: JsonTape, i: number, what: string, where: string): number {
+export function readTapeInteger(tape: JsonTape, i: number, what: string, where: string): number {
   if (i < 0 || tape.kind(i) !== TAPE_NUMBER) fail(`${what} is not an integer`, where)
   const raw = tape.raw(i)
   if (!/^-?\d+$/.test(raw)) fail(`${what} is not an integer`, where)
@@ -117,23 +117,41 @@ function optionalTapeString(tape: JsonTape, i: number): string {
   return i >= 0 && tape.isString(i) ? tape.stringValue(i) : ''
 }
 
+/** {@link readListItem} of value `item` on `tape`. */
+export function readTapeListItem(tape: JsonTape, item: number, where: string): ListedFields {
+  if (tape.kind(item) !== TAPE_OBJECT) fail('a listing item is not an object', where)
+  const meta = tape.member(item, 'meta')
+  const id = readTapeInteger(tape, tape.member(item, 'id'), 'id', where)
+  const type = readTapeString(tape, tape.member(meta, 'type'), 'meta.type', where)
+  const title = readTapeString(tape, tape.member(item, 'title'), 'title', where)
+  const slug = readTapeString(tape, tape.member(meta, 'slug'), 'meta.slug', where)
+  const htmlUrl = tape.member(meta, 'html_url')
+  return { id, type, title, slug, htmlUrl: htmlUrl >= 0 && tape.isString(htmlUrl) ? tape.stringValue(htmlUrl) : null }
+}
+
+/** {@link readListItemWithFlags} of value `item` on `tape`. */
+export function readTapeListItemWithFlags(tape: JsonTape, item: number, where: string): ListedFields {
+  const fields = readTapeListItem(tape, item, where)
+  const meta = tape.member(item, 'meta')
+  const show = tape.member(meta, 'show_in_menus')
+  if (show < 0) return fields
+  const flags: PageFlags = {
+    showInMenus: tape.kind(show) === TAPE_TRUE,
+    seoTitle: optionalTapeString(tape, tape.member(meta, 'seo_title')),
+    searchDescription: optionalTapeString(tape, tape.member(meta, 'search_description')),
+  }
+  return { ...fields, flags }
+}
+
 /** {@link readDetail} of the body on `tape` (its root, token 0). */
 export function readTapeDetail(tape: JsonTape, where: string): DetailFields {
   if (tape.kind(0) !== TAPE_OBJECT) fail('the detail is not an object', where)
+  const listed = readTapeListItem(tape, 0, where)
   const meta = tape.member(0, 'meta')
-  const id = readTapeInteger(tape, tape.member(0, 'id'), 'id', where)
-  const type = readTapeString(tape, tape.member(meta, 'type'), 'meta.type', where)
-  const title = readTapeString(tape, tape.member(0, 'title'), 'title', where)
-  const slug = readTapeString(tape, tape.member(meta, 'slug'), 'meta.slug', where)
-  const htmlUrl = tape.member(meta, 'html_url')
   const parent = tape.member(meta, 'parent')
   if (parent < 0) fail('meta.parent is missing', where)
   return {
-    id,
-    type,
-    title,
-    slug,
-    htmlUrl: htmlUrl >= 0 && tape.isString(htmlUrl) ? tape.stringValue(htmlUrl) : null,
+    ...listed,
     showInMenus: tape.kind(tape.member(meta, 'show_in_menus')) === TAPE_TRUE,
     seoTitle: optionalTapeString(tape, tape.member(meta, 'seo_title')),
     searchDescription: optionalTapeString(tape, tape.member(meta, 'search_description')),
