@@ -241,18 +241,25 @@ async function readCapped(response: Dispatcher.ResponseData, maxBytes: number, p
     response.body.destroy()
     throw tooLarge()
   }
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > maxBytes) {
-      // Destroying the stream aborts the transfer (and drops the socket) instead of downloading the rest.
-      response.body.destroy()
-      throw tooLarge()
-    }
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, size)
+  // Plain 'data' events, not `for await`: an async iterator costs promises and objects per chunk,
+  // and a sync reads a body for every page of the tree.
+  const body = response.body
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxBytes) {
+        // Destroying the stream aborts the transfer (and drops the socket) instead of downloading the rest.
+        body.destroy()
+        reject(tooLarge())
+        return
+      }
+      chunks.push(chunk)
+    })
+    body.once('end', () => resolve(Buffer.concat(chunks, size)))
+    body.once('error', reject)
+  })
 }
 
 function toUpstreamResponse(status: number, headers: ResponseHeaders, body: Buffer): UpstreamResponse {
