@@ -8,7 +8,8 @@
  *
  *   npm run build && npx tsx bench/sync-cpu.ts
  *
- * `SYNC_CPU_PAGES` (`10000,100000`): the counts. `SYNC_CPU_PROFILE=1`: cms-shield runs with
+ * `SYNC_CPU_PAGES` (`10000,100000`): the counts. `SYNC_CPU_ENTRY`: another build's entry
+ * (`dist/main.js` of this checkout otherwise), for an A/B run. `SYNC_CPU_PROFILE=1`: cms-shield runs with
  * `--cpu-prof` and the functions with the most self time are printed per count (`PROFILE_TOP`, 30).
  * Unpinned: both processes may use both cores, as in production on a small machine.
  * @module
@@ -59,7 +60,7 @@ function profileSummary(dir: string): string[] {
   ]
 }
 
-out(`sync-cpu: pages ${counts.join(', ')}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
+out(`sync-cpu: ${process.env['SYNC_CPU_ENTRY'] ?? 'dist/main.js'}, pages ${counts.join(', ')}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
 const origin = await startOrigin(2, undefined)
 try {
   await setLatency(origin, 0)
@@ -68,7 +69,8 @@ try {
     const site = await postJson<SiteInfo>(`${origin.control}/site`, { pages }, 300_000)
     await sleep(500)
     const originBefore = cpuOf(origin.child.pid)
-    const settings = { workDir: dir, cpu: undefined, shieldEnv: {}, nodeArgs: profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [] }
+    const entry = process.env['SYNC_CPU_ENTRY']
+    const settings = { workDir: dir, cpu: undefined, shieldEnv: {}, ...(entry ? { entry } : {}), nodeArgs: profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [] }
     const shield = await startShield(settings, 'cms-shield', origin, 'warn', 600_000)
     const readyCpu = cpuOf(shield.pid)
     const originCpu = cpuOf(origin.child.pid) - originBefore
