@@ -9,9 +9,9 @@
  * @module
  */
 
+import { EventEmitter } from 'node:events'
 import { setTimeout as delay } from 'node:timers/promises'
-import { errors, Pool, type Dispatcher } from 'undici'
-import { bufferedGet } from './buffered-get.js'
+import { Pool, type Dispatcher } from 'undici'
 import { createError, isProxyError } from '../errors.js'
 import { backoffDelay, isRetryableError, statusRetryDelay } from './retry-policy.js'
 import type { LogSink } from '../observability/log-sink.js'
@@ -141,36 +141,39 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
 
   async function attemptUnreported(path: string, requestHeaders: Readonly<Record<string, string>>, signal: AbortSignal | undefined, retryIndex: number | undefined): Promise<Attempt> {
     // undici's headersTimeout/bodyTimeout measure idle gaps, not the whole transfer; a CMS that
-    // trickles a byte a second would never trip them. This timer is the real deadline. Only the
+    // trickles a byte a second would never trip them. This controller is the real deadline.
+    // An EventEmitter, not an AbortController: undici takes either, and at 100,000 detail fetches
+    // a sync the controller, its signal and their listener maps were a large share of what a full
+    // sync left in the old generation (docs/performance.md, "Memory at 100,000 pages"). Only the
     // two causes below ever abort, and the catch tells them apart by their own flags.
-    let delayMs: number | undefined
-    const request = bufferedGet(dispatcher, {
-      origin,
-      path,
-      headers: requestHeaders,
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-      maxBytes: maxBodyBytes,
-      tooLarge: () => createError('UPSTREAM_BODY_TOO_LARGE', `GET ${path}: body exceeds ${maxBodyBytes} bytes`, { details: { path, maxBytes: maxBodyBytes } }),
-      drain: (status, headers) => {
-        delayMs = retryIndex === undefined ? undefined : statusRetryDelay(status, headers['retry-after'], retryIndex, random, now)
-        return delayMs !== undefined
-      },
-      // Drain a little so the connection can be reused; a big error page just gets the socket closed.
-      drainBytes: 64 * 1024,
-    })
+    const abort = new EventEmitter()
     let timedOut = false
     const timer = setTimeout(() => {
       timedOut = true
-      request.abort(new errors.RequestAbortedError())
+      abort.emit('abort')
     }, timeoutMs)
     const forwardAbort = (): void => {
-      request.abort(new errors.RequestAbortedError())
+      abort.emit('abort')
     }
     signal?.addEventListener('abort', forwardAbort, { once: true })
     try {
-      const { status, headers, body } = await request.answer
-      if (delayMs !== undefined || body === undefined) return { kind: 'retry', delayMs: delayMs ?? 0, status }
+      const response = await dispatcher.request({
+        origin,
+        path,
+        method: 'GET',
+        headers: requestHeaders,
+        signal: abort,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      })
+      const { statusCode: status, headers } = response
+      const delayMs = retryIndex === undefined ? undefined : statusRetryDelay(status, headers['retry-after'], retryIndex, random, now)
+      if (delayMs !== undefined) {
+        // Drain a little so the connection can be reused; a big error page just gets the socket closed.
+        await response.body.dump({ limit: 64 * 1024 })
+        return { kind: 'retry', delayMs, status }
+      }
+      const body = await readCapped(response, maxBodyBytes, path)
       return { kind: 'response', response: toUpstreamResponse(status, headers, body) }
     } catch (error) {
       if (isAborted(signal)) throw signal?.reason
@@ -227,6 +230,36 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       return closing
     },
   }
+}
+
+/** Reads the body, refusing more than `maxBytes`: by Content-Length first, then by counting. */
+async function readCapped(response: Dispatcher.ResponseData, maxBytes: number, path: string): Promise<Buffer> {
+  const tooLarge = (): Error =>
+    createError('UPSTREAM_BODY_TOO_LARGE', `GET ${path}: body exceeds ${maxBytes} bytes`, { details: { path, maxBytes } })
+  const declared = Number(response.headers['content-length'])
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    response.body.destroy()
+    throw tooLarge()
+  }
+  // Plain 'data' events, not `for await`: an async iterator costs promises and objects per chunk,
+  // and a sync reads a body for every page of the tree.
+  const body = response.body
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxBytes) {
+        // Destroying the stream aborts the transfer (and drops the socket) instead of downloading the rest.
+        body.destroy()
+        reject(tooLarge())
+        return
+      }
+      chunks.push(chunk)
+    })
+    body.once('end', () => resolve(Buffer.concat(chunks, size)))
+    body.once('error', reject)
+  })
 }
 
 function toUpstreamResponse(status: number, headers: ResponseHeaders, body: Buffer): UpstreamResponse {
