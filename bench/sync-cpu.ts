@@ -8,7 +8,8 @@
  *
  *   npm run build && npx tsx bench/sync-cpu.ts
  *
- * `SYNC_CPU_PAGES` (`10000,100000`): the counts. `SYNC_CPU_ENTRY`: another build's entry
+ * `SYNC_CPU_PAGES` (`10000,100000`): the counts. `SYNC_CPU_NODE_ARGS`: node flags for cms-shield
+ * (`--max-semi-space-size=32`, say). `SYNC_CPU_ENTRY`: another build's entry
  * (`dist/main.js` of this checkout otherwise), for an A/B run. `SYNC_CPU_PROFILE=1`: cms-shield runs with
  * `--cpu-prof` and the functions with the most self time are printed per count (`PROFILE_TOP`, 30).
  * Unpinned: both processes may use both cores, as in production on a small machine.
@@ -30,6 +31,7 @@ if (counts.some((n) => !Number.isInteger(n) || n < 2 || n > 1_000_000)) throw ne
 const walks = Math.min(10, Math.max(1, Number(process.env['SYNC_CPU_WALKS'] ?? '3')))
 const profiling = process.env['SYNC_CPU_PROFILE'] === '1'
 const top = Number(process.env['PROFILE_TOP'] ?? '30')
+const nodeArgs = (process.env['SYNC_CPU_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean)
 
 const cpuOf = (pid: number): number => processCpuSeconds(pid) ?? Number.NaN
 const mb = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : `${(bytes / 1_048_576).toFixed(0)} MB`)
@@ -70,7 +72,7 @@ try {
     await sleep(500)
     const originBefore = cpuOf(origin.child.pid)
     const entry = process.env['SYNC_CPU_ENTRY']
-    const settings = { workDir: dir, cpu: undefined, shieldEnv: {}, ...(entry ? { entry } : {}), nodeArgs: profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [] }
+    const settings = { workDir: dir, cpu: undefined, shieldEnv: {}, ...(entry ? { entry } : {}), nodeArgs: [...nodeArgs, ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [])] }
     const shield = await startShield(settings, 'cms-shield', origin, 'warn', 600_000)
     const readyCpu = cpuOf(shield.pid)
     const originCpu = cpuOf(origin.child.pid) - originBefore

@@ -24,6 +24,11 @@ export interface WindowContent {
 
 const NO_BYTES = Buffer.alloc(0)
 
+function isOneOf(tape: JsonTape, key: number, names: readonly string[]): boolean {
+  for (const name of names) if (tape.keyIs(key, name)) return true
+  return false
+}
+
 /** The extra members of an item's `meta`, each cut with the separator before it (it is never the first: `type` always leads `meta`). */
 function extraFieldCuts(tape: JsonTape, item: number, names: readonly string[]): ByteEdit[] {
   const meta = tape.member(item, 'meta')
@@ -32,9 +37,7 @@ function extraFieldCuts(tape: JsonTape, item: number, names: readonly string[]):
   const end = tape.next(meta)
   let previousValueEnd = -1
   for (let k = meta + 1; k < end; k = tape.next(k + 1)) {
-    if (previousValueEnd >= 0 && names.some((name) => tape.keyIs(k, name))) {
-      cuts.push({ start: previousValueEnd, end: tape.end(k + 1), replacement: NO_BYTES })
-    }
+    if (previousValueEnd >= 0 && isOneOf(tape, k, names)) cuts.push({ start: previousValueEnd, end: tape.end(k + 1), replacement: NO_BYTES })
     previousValueEnd = tape.end(k + 1)
   }
   return cuts
@@ -44,7 +47,14 @@ function extraFieldCuts(tape: JsonTape, item: number, names: readonly string[]):
 function merged(a: ByteEdit[], b: ByteEdit[]): ByteEdit[] {
   if (b.length === 0) return a
   if (a.length === 0) return b
-  return [...a, ...b].sort((x, y) => x.start - y.start)
+  const out: ByteEdit[] = []
+  let i = 0
+  let j = 0
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i]!.start <= b[j]!.start)) out.push(a[i++]!)
+    else out.push(b[j++]!)
+  }
+  return out
 }
 
 /**
@@ -113,14 +123,8 @@ export class ListingWindowReader {
       type = fields.type
       this.types.set(type, type)
     }
-    return {
-      id: fields.id,
-      type,
-      title: fields.title,
-      slug: fields.slug,
-      htmlUrl: fields.htmlUrl,
-      ...(fields.flags ? { flags: fields.flags } : {}),
-      listItem,
-    }
+    // Written out, not spread: one object per page of the tree.
+    const { id, title, slug, htmlUrl, flags } = fields
+    return flags ? { id, type, title, slug, htmlUrl, flags, listItem } : { id, type, title, slug, htmlUrl, listItem }
   }
 }

@@ -140,7 +140,8 @@ export function readTapeListItemWithFlags(tape: JsonTape, item: number, where: s
     seoTitle: optionalTapeString(tape, tape.member(meta, 'seo_title')),
     searchDescription: optionalTapeString(tape, tape.member(meta, 'search_description')),
   }
-  return { ...fields, flags }
+  const { id, type, title, slug, htmlUrl } = fields
+  return { id, type, title, slug, htmlUrl, flags }
 }
 
 /** {@link readDetail} of the body on `tape` (its root, token 0). */
