@@ -115,6 +115,9 @@ describe('JsonTape', () => {
     expect(tape.kind(tape.path(0, ['meta', 'b']))).toBe(TAPE_ARRAY)
     expect(tape.path(0, ['meta', 'c'])).toBe(-1)
     expect(tape.member(tape.member(0, 'a'), 'x')).toBe(-1)
+    const keys = ['meta', 'missing', 'a']
+    expect([...tape.members(0, keys, new Int32Array(3))]).toEqual(keys.map((key) => tape.member(0, key)))
+    expect([...tape.members(tape.member(0, 'a'), keys, new Int32Array(3))]).toEqual([-1, -1, -1])
   })
 
   it('reports the byte offset of an error, and refuses nesting beyond its limit', () => {

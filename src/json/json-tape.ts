@@ -131,6 +131,25 @@ export class JsonTape {
     return found
   }
 
+  /**
+   * The value tokens of several members of object `i` in one pass over it, into `out` (one per
+   * key, in order; -1 for a missing one, the last for a repeated one, as {@link member}).
+   */
+  members(i: number, keys: readonly string[], out: Int32Array): Int32Array {
+    out.fill(-1, 0, keys.length)
+    if (i < 0 || this.kinds[i] !== TAPE_OBJECT) return out
+    const end = this.nexts[i] as number
+    for (let k = i + 1; k < end; k = this.nexts[k + 1] as number) {
+      for (let n = 0; n < keys.length; n++) {
+        if (this.keyIs(k, keys[n] as string)) {
+          out[n] = k + 1
+          break
+        }
+      }
+    }
+    return out
+  }
+
   /** Follows object keys from token `i`; -1 when a step is missing. */
   path(i: number, keys: readonly string[]): number {
     let current = i

@@ -117,6 +117,10 @@ function optionalTapeString(tape: JsonTape, i: number): string {
   return i >= 0 && tape.isString(i) ? tape.stringValue(i) : ''
 }
 
+function optionalTapeUrl(tape: JsonTape, i: number): string | null {
+  return i >= 0 && tape.isString(i) ? tape.stringValue(i) : null
+}
+
 /** {@link readListItem} of value `item` on `tape`. */
 export function readTapeListItem(tape: JsonTape, item: number, where: string): ListedFields {
   if (tape.kind(item) !== TAPE_OBJECT) fail('a listing item is not an object', where)
@@ -125,8 +129,7 @@ export function readTapeListItem(tape: JsonTape, item: number, where: string): L
   const type = readTapeString(tape, tape.member(meta, 'type'), 'meta.type', where)
   const title = readTapeString(tape, tape.member(item, 'title'), 'title', where)
   const slug = readTapeString(tape, tape.member(meta, 'slug'), 'meta.slug', where)
-  const htmlUrl = tape.member(meta, 'html_url')
-  return { id, type, title, slug, htmlUrl: htmlUrl >= 0 && tape.isString(htmlUrl) ? tape.stringValue(htmlUrl) : null }
+  return { id, type, title, slug, htmlUrl: optionalTapeUrl(tape, tape.member(meta, 'html_url')) }
 }
 
 /** {@link readListItemWithFlags} of value `item` on `tape`. */
@@ -144,18 +147,32 @@ export function readTapeListItemWithFlags(tape: JsonTape, item: number, where: s
   return { id, type, title, slug, htmlUrl, flags }
 }
 
-/** {@link readDetail} of the body on `tape` (its root, token 0). */
+const DETAIL_KEYS = ['id', 'title', 'meta'] as const
+const DETAIL_META_KEYS = ['type', 'slug', 'html_url', 'parent', 'show_in_menus', 'seo_title', 'search_description'] as const
+const detailTokens = new Int32Array(DETAIL_KEYS.length)
+const metaTokens = new Int32Array(DETAIL_META_KEYS.length)
+
+/** {@link readDetail} of the body on `tape` (its root, token 0): each object read in one pass. */
 export function readTapeDetail(tape: JsonTape, where: string): DetailFields {
   if (tape.kind(0) !== TAPE_OBJECT) fail('the detail is not an object', where)
-  const listed = readTapeListItem(tape, 0, where)
-  const meta = tape.member(0, 'meta')
-  const parent = tape.member(meta, 'parent')
+  const root = tape.members(0, DETAIL_KEYS, detailTokens)
+  const meta = tape.members(root[2] as number, DETAIL_META_KEYS, metaTokens)
+  const parent = meta[3] as number
+  // In readListItem's order, so that a bad detail is refused with the same message.
+  const id = readTapeInteger(tape, root[0] as number, 'id', where)
+  const type = readTapeString(tape, meta[0] as number, 'meta.type', where)
+  const title = readTapeString(tape, root[1] as number, 'title', where)
+  const slug = readTapeString(tape, meta[1] as number, 'meta.slug', where)
   if (parent < 0) fail('meta.parent is missing', where)
   return {
-    ...listed,
-    showInMenus: tape.kind(tape.member(meta, 'show_in_menus')) === TAPE_TRUE,
-    seoTitle: optionalTapeString(tape, tape.member(meta, 'seo_title')),
-    searchDescription: optionalTapeString(tape, tape.member(meta, 'search_description')),
+    id,
+    type,
+    title,
+    slug,
+    htmlUrl: optionalTapeUrl(tape, meta[2] as number),
+    showInMenus: tape.kind(meta[4] as number) === TAPE_TRUE,
+    seoTitle: optionalTapeString(tape, meta[5] as number),
+    searchDescription: optionalTapeString(tape, meta[6] as number),
     parentId: tape.kind(parent) === TAPE_NULL ? null : readTapeInteger(tape, tape.member(parent, 'id'), 'meta.parent.id', where),
   }
 }
