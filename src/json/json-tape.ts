@@ -166,6 +166,11 @@ export class JsonTape {
     return current
   }
 
+  /** {@link parse} of a string's UTF-8 bytes. */
+  parseText(text: string): this {
+    return this.parse(Buffer.from(text, 'utf8'))
+  }
+
   /** Parses `bytes` as exactly one JSON value; throws `JsonSyntaxError` (with a byte offset) otherwise. */
   parse(bytes: Buffer): this {
     this.bytes = bytes
