@@ -9,7 +9,7 @@ import type { Config } from '../config/load-config.js'
 import { createUrlRewriter, type RewriteUrl } from '../json/rewrite-detail-urls.js'
 import type { ShieldEvents, UpstreamKind } from '../observability/shield-events.js'
 import type { UpstreamAnswer, UpstreamGet } from '../sync/upstream-port.js'
-import { createHttpClient } from '../upstream/http-client.js'
+import { createHttpClient, type GetOptions } from '../upstream/http-client.js'
 import { createWagtailClient, type WagtailClient } from '../upstream/wagtail-client.js'
 import { mountOf, type ApiMount } from '../config/api-mount.js'
 
@@ -58,7 +58,12 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
   const http = client('sync', config.upstreamConnections)
   const readThroughHttp = client('read_through', config.readThroughConcurrency)
   const getAs = (site: string | undefined): UpstreamGet => async (pathAndQuery, signal, trafficClass) => {
-    const response = await http.get(pathAndQuery, { ...(signal ? { signal } : {}), ...(trafficClass ? { trafficClass } : {}), ...(site === undefined ? {} : { host: site }) })
+    // Set one by one, not spread: a sync makes one of these per page of the tree.
+    const options: GetOptions = {}
+    if (signal) options.signal = signal
+    if (trafficClass) options.trafficClass = trafficClass
+    if (site !== undefined) options.host = site
+    const response = await http.get(pathAndQuery, options)
     return new CmsAnswer(response.status, response.contentType, response.headers, response.body)
   }
   const get = getAs(undefined)
