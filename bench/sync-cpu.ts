@@ -18,10 +18,10 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { call, postJson, sleep } from './lib/http.js'
-import { startOrigin, setLatency, type SiteInfo } from './lib/origin-control.js'
-import { processCpuSeconds, processMemory, stopAllChildren } from './lib/processes.js'
-import { afterOneSync, shieldIdle, startShield } from './lib/shield.js'
+import { startOrigin } from './lib/origin-control.js'
+import { stopAllChildren } from './lib/processes.js'
+import { startShield } from './lib/shield.js'
+import { measureSyncCpu, median, usPerPage } from './lib/sync-cpu.js'
 
 interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number } }
 interface Profile { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] }
@@ -33,9 +33,8 @@ const profiling = process.env['SYNC_CPU_PROFILE'] === '1'
 const top = Number(process.env['PROFILE_TOP'] ?? '30')
 const nodeArgs = (process.env['SYNC_CPU_NODE_ARGS'] ?? '').split(/\s+/).filter(Boolean)
 
-const cpuOf = (pid: number): number => processCpuSeconds(pid) ?? Number.NaN
 const mb = (bytes: number | undefined): string => (bytes === undefined ? 'n/a' : `${(bytes / 1_048_576).toFixed(0)} MB`)
-const us = (seconds: number, pages: number): string => `${((seconds * 1e6) / pages).toFixed(1)} µs/page`
+const us = (seconds: number, pages: number): string => `${usPerPage(seconds, pages).toFixed(1)} µs/page`
 const out = (line: string): void => void process.stdout.write(`${line}\n`)
 
 /** Self time by function, busiest first, as lines of "share  function file:line". */
@@ -65,36 +64,16 @@ function profileSummary(dir: string): string[] {
 out(`sync-cpu: ${process.env['SYNC_CPU_ENTRY'] ?? 'dist/main.js'}, pages ${counts.join(', ')}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`)
 const origin = await startOrigin(2, undefined)
 try {
-  await setLatency(origin, 0)
   for (const pages of counts) {
     const dir = mkdtempSync(join(tmpdir(), 'cms-shield-sync-cpu-'))
-    const site = await postJson<SiteInfo>(`${origin.control}/site`, { pages }, 300_000)
-    await sleep(500)
-    const originBefore = cpuOf(origin.child.pid)
     const entry = process.env['SYNC_CPU_ENTRY']
     const settings = { workDir: dir, cpu: undefined, shieldEnv: {}, ...(entry ? { entry } : {}), nodeArgs: [...nodeArgs, ...(profiling ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [])] }
-    const shield = await startShield(settings, 'cms-shield', origin, 'warn', 600_000)
-    const readyCpu = cpuOf(shield.pid)
-    const originCpu = cpuOf(origin.child.pid) - originBefore
-    const readyMemory = processMemory(shield.pid)
-    out(`${site.pages} pages: ready ${(shield.readyAfterMs / 1000).toFixed(2)} s after spawn; shield CPU ${readyCpu.toFixed(2)} s = ${us(readyCpu, site.pages)} (spawn to ready, startup included); fake CMS CPU ${originCpu.toFixed(2)} s = ${us(originCpu, site.pages)}; RSS ${mb(readyMemory?.rss)} (peak ${mb(readyMemory?.peakRss)})`)
-    await shieldIdle(shield, 60_000)
-    const perWalk: number[] = []
-    for (let i = 0; i < walks; i += 1) {
-      const before = cpuOf(shield.pid)
-      const ms = await afterOneSync(shield, 120_000, async () => {
-        const response = await call(`${shield.origin}/nowhere/`, { method: 'PURGE' })
-        if (response.status !== 200) throw new Error(`PURGE /nowhere/: ${response.status}`)
-      })
-      const cpu = cpuOf(shield.pid) - before
-      perWalk.push(cpu)
-      out(`  unchanged listing walk ${i + 1}: ${(ms / 1000).toFixed(2)} s, shield CPU ${(cpu * 1000).toFixed(0)} ms = ${us(cpu, site.pages)} (its /metrics polls included)`)
-      await shieldIdle(shield, 60_000)
-    }
-    const median = [...perWalk].sort((a, b) => a - b)[Math.floor(perWalk.length / 2)] as number
-    const memory = processMemory(shield.pid)
-    out(`  walk median ${us(median, site.pages)}; RSS after ${mb(memory?.rss)} (peak ${mb(memory?.peakRss)})`)
-    await shield.child.stop(30_000)
+    const result = await measureSyncCpu(origin, pages, walks, () => startShield(settings, 'cms-shield', origin, 'warn', 600_000))
+    out(`${result.pages} pages: ready ${result.readyS.toFixed(2)} s after spawn; shield CPU ${result.shieldCpuS.toFixed(2)} s = ${us(result.shieldCpuS, result.pages)} (spawn to ready, startup included); fake CMS CPU ${result.originCpuS.toFixed(2)} s = ${us(result.originCpuS, result.pages)}; RSS ${mb(result.rssReadyBytes)}`)
+    result.walkCpuS.forEach((cpu, i) => {
+      out(`  unchanged listing walk ${i + 1}: ${(result.walkS[i] as number).toFixed(2)} s, shield CPU ${(cpu * 1000).toFixed(0)} ms = ${us(cpu, result.pages)} (its /metrics polls included)`)
+    })
+    out(`  walk median ${us(median(result.walkCpuS), result.pages)}; RSS after ${mb(result.rssAfterBytes)} (peak ${mb(result.peakRssBytes)})`)
     if (profiling) for (const line of profileSummary(dir)) out(`  ${line}`)
     else rmSync(dir, { recursive: true, force: true })
   }
