@@ -42,6 +42,7 @@ import { purgeScenario } from './scenarios/purge.js'
 import { loggingScenario } from './scenarios/logging.js'
 import { syncScenario } from './scenarios/sync.js'
 import { syncCostScenario } from './scenarios/sync-cost.js'
+import { syncCpuScenario } from './scenarios/sync-cpu.js'
 import { detailIdOf, throughputScenario } from './scenarios/throughput.js'
 import type { ThroughputState } from './scenarios/throughput.js'
 import { headerCostScenario } from './scenarios/header-cost.js'
@@ -168,7 +169,8 @@ async function main(): Promise<void> {
   }
   if (selected('sync')) await syncScenario(ctx)
   if (selected('large')) await largeScenario(ctx, pinning?.harness)
-  if ((selected('sync') || selected('large')) && (last.length > 0 || selected('flood'))) {
+  if (selected('sync-cpu')) await syncCpuScenario(ctx)
+  if ((selected('sync') || selected('large') || selected('sync-cpu')) && (last.length > 0 || selected('flood'))) {
     const restored = await postJson<SiteInfo>(`${origin.control}/site`, { pages: config.pages }, 120_000)
     if (site && restored.pages !== site.pages) throw new Error('the origin did not get the throughput site back')
   }

@@ -7,7 +7,7 @@
 import { join } from 'node:path'
 import type { BaselineHeaderSet } from './canned-response.js'
 
-export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'frontend', 'flood', 'edits', 'purge', 'sync-cost'] as const
+export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'frontend', 'flood', 'edits', 'purge', 'sync-cpu', 'sync-cost'] as const
 export type ScenarioId = (typeof SCENARIOS)[number]
 
 function envNumber(name: string, fallback: number, min: number, max: number): number {
@@ -96,6 +96,18 @@ function envOnOff(name: string, fallback: boolean): boolean {
   return raw === 'on'
 }
 
+/** A comma-separated list of page counts, each from 2 to 1,000,000. */
+function envPageCounts(name: string, fallback: number[]): number[] {
+  const raw = process.env[name]?.trim()
+  if (!raw) return fallback
+  const counts = raw.split(',').map((part) => Number(part.trim()))
+  if (counts.some((n) => !Number.isInteger(n) || n < 2 || n > 1_000_000)) {
+    process.stderr.write(`${name}: page counts from 2 to 1000000, comma-separated, got ${raw}\n`)
+    process.exit(2)
+  }
+  return counts
+}
+
 /** Reads every `BENCH_*` variable; exits with status 2 on a bad value. */
 export function readConfig() {
   return {
@@ -108,6 +120,7 @@ export function readConfig() {
     syncPages: Math.round(envNumber('BENCH_SYNC_PAGES', 10_000, 2, 1_000_000)),
     syncLatencyMs: Math.round(envNumber('BENCH_SYNC_LATENCY_MS', 20, 0, 10_000)),
     largePages: Math.round(envNumber('BENCH_PAGES_LARGE', 100_000, 2, 1_000_000)),
+    syncCpuPages: envPageCounts('BENCH_SYNC_CPU_PAGES', [10_000, 100_000]),
     coldClients: Math.round(envNumber('BENCH_COLD_CLIENTS', 200, 1, 2_000)),
     coldDelayMs: Math.round(envNumber('BENCH_COLD_DELAY_MS', 250, 0, 10_000)),
     swapIntervalMs: Math.round(envNumber('BENCH_SWAP_INTERVAL_MS', 500, 50, 60_000)),

@@ -9,12 +9,12 @@ import type { BenchConfig, ScenarioId } from './config.js'
 import { wrkEstimateMs } from './wrk.js'
 
 /** The order the scenarios run in: the ones with targets first, the informational list rows last. */
-export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'readthrough', 'list', 'frontend', 'flood', 'purge', 'sync-cost', 'edits']
+export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'sync-cpu', 'readthrough', 'list', 'frontend', 'flood', 'purge', 'sync-cost', 'edits']
 /**
  * Which scenario keeps its time when not all fit before the deadline, most important first: the
  * required rows, then the cheap rows with targets, then 304 (long, with a target), then the rest.
  */
-export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'wrk', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'frontend', 'headers', 'flood', 'edits', 'purge', 'sync-cost']
+export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'wrk', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'frontend', 'headers', 'flood', 'edits', 'purge', 'sync-cpu', 'sync-cost']
 
 /** The first full sync's ideal: `(N / SYNC_CONCURRENCY + ceil(N / 250)) × latency`, in seconds. */
 export function idealSyncS(config: Pick<BenchConfig, 'syncPages' | 'syncLatencyMs'>): number {
@@ -72,6 +72,9 @@ export class Schedule {
       case 'sync-cost':
         // At 10,000 and 100,000 pages: two cms-shields each, their first syncs, a paced walk and the verification's window.
         return 400_000
+      case 'sync-cpu':
+        // Per count: a site made, a fresh cms-shield's full sync and its walks.
+        return config.syncCpuPages.reduce((sum, pages) => sum + 20_000 + pages * 0.6, 0)
       case 'large':
         // Twice (autocannon, then wrk): a warm-up, two steady runs and two swap runs.
         return 140_000 * (config.largePages / 100_000) + 30_000 + 2 * (4 * (config.durationS + 0.3) + Math.max(2, config.warmupS)) * 1000

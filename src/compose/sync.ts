@@ -40,6 +40,7 @@ export function composeSync(options: SyncOptions): SyncService {
     pagesPath: mountOf(config).pagesPath,
     rewriteUrl: options.upstream.rewriteUrl,
     concurrency: config.syncConcurrency,
+    deriveUrls: config.syncDeriveUrls,
     intervalMs: config.syncIntervalMs,
     fullIntervalMs: config.fullSyncIntervalMs,
     budget: config.syncBudget,

@@ -8,8 +8,8 @@ import type { Dispatcher } from 'undici'
 import type { Config } from '../config/load-config.js'
 import { createUrlRewriter, type RewriteUrl } from '../json/rewrite-detail-urls.js'
 import type { ShieldEvents, UpstreamKind } from '../observability/shield-events.js'
-import type { UpstreamGet } from '../sync/upstream-port.js'
-import { createHttpClient } from '../upstream/http-client.js'
+import type { UpstreamAnswer, UpstreamGet } from '../sync/upstream-port.js'
+import { createHttpClient, type GetOptions } from '../upstream/http-client.js'
 import { createWagtailClient, type WagtailClient } from '../upstream/wagtail-client.js'
 import { mountOf, type ApiMount } from '../config/api-mount.js'
 
@@ -58,10 +58,13 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
   const http = client('sync', config.upstreamConnections)
   const readThroughHttp = client('read_through', config.readThroughConcurrency)
   const getAs = (site: string | undefined): UpstreamGet => async (pathAndQuery, signal, trafficClass) => {
-    const response = await http.get(pathAndQuery, { ...(signal ? { signal } : {}), ...(trafficClass ? { trafficClass } : {}), ...(site === undefined ? {} : { host: site }) })
-    // Decoded at once: a getter that decoded on first read kept more memory after a large sync
-    // (docs/performance.md, "Memory at 100,000 pages").
-    return { status: response.status, contentType: response.contentType, headers: response.headers, bytes: response.body, text: response.text() }
+    // Set one by one, not spread: a sync makes one of these per page of the tree.
+    const options: GetOptions = {}
+    if (signal) options.signal = signal
+    if (trafficClass) options.trafficClass = trafficClass
+    if (site !== undefined) options.host = site
+    const response = await http.get(pathAndQuery, options)
+    return new CmsAnswer(response.status, response.contentType, response.headers, response.body)
   }
   const get = getAs(undefined)
   return {
@@ -73,6 +76,27 @@ export function composeUpstream(options: UpstreamOptions): UpstreamParts {
       await http.close()
       await readThroughHttp.close()
     },
+  }
+}
+
+/**
+ * One CMS answer as the sync reads it. The sync parses most bodies as bytes (`json-tape.ts`), so
+ * the text is decoded on first read only; a class, not a closure over the client's response, so
+ * that an answer holds its own four fields and nothing more.
+ */
+class CmsAnswer implements UpstreamAnswer {
+  private decoded: string | undefined
+
+  constructor(
+    readonly status: number,
+    readonly contentType: string,
+    readonly headers: UpstreamAnswer['headers'],
+    readonly bytes: Buffer,
+  ) {}
+
+  get text(): string {
+    this.decoded ??= this.bytes.toString('utf8')
+    return this.decoded
   }
 }
 

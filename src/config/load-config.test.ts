@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       loadShedEventLoopDelayMs: 1000,
       syncIntervalMs: 60_000,
       syncConcurrency: 8,
+      syncDeriveUrls: true,
       syncRetryMaxMs: 300_000,
       fullSyncIntervalMs: 3_600_000,
       syncBudget: 0.05,

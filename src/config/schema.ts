@@ -37,6 +37,7 @@ export interface Config {
   readonly loadShedHeapUsedBytes: number | undefined
   readonly syncIntervalMs: number
   readonly syncConcurrency: number
+  readonly syncDeriveUrls: boolean
   readonly syncRetryMaxMs: number
   readonly fullSyncIntervalMs: number
   /** The share of one CMS worker the sync's safety net may use (0: off, the net unpaced). */
@@ -209,6 +210,10 @@ export const schema = {
   syncConcurrency: {
     name: 'SYNC_CONCURRENCY', kind: 'int', default: '8', min: 1, max: 64,
     doc: 'CMS requests in flight during a sync or a refresh (listing windows, details, one-item listings).',
+  },
+  syncDeriveUrls: {
+    name: 'SYNC_DERIVE_URLS', kind: 'bool', default: 'true',
+    doc: "Read the listing without `html_url` between full syncs and derive each page's from its parent's (`html_url` costs the CMS most of a listing item's time). `false`: read it as the CMS writes it, for a CMS whose URL routing does not follow the page tree.",
   },
   syncRetryMaxMs: {
     name: 'SYNC_RETRY_MAX', kind: 'duration', default: '5m', min: SECOND,

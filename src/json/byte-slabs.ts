@@ -31,12 +31,20 @@ export class ByteSlabs {
   copy(text: string): Buffer {
     const length = Buffer.byteLength(text, 'utf8')
     if (length > LARGEST_PACKED) return ownBytes(text)
+    const bytes = this.take(length)
+    bytes.write(text, 0, 'utf8')
+    return bytes
+  }
+
+  /** `length` bytes to fill (not zeroed), in the current slab when they fit. */
+  take(length: number): Buffer {
+    if (length > LARGEST_PACKED) return Buffer.allocUnsafeSlow(length)
     if (this.slab === undefined || this.used + length > this.slab.length) {
       this.slab = Buffer.allocUnsafeSlow(SLAB_BYTES)
       this.used = 0
     }
     const start = this.used
-    this.used += this.slab.write(text, start, 'utf8')
+    this.used += length
     return this.slab.subarray(start, this.used)
   }
 }
@@ -49,4 +57,11 @@ export function bytesCopier(count: number): (text: string) => Buffer {
   if (count < PACK_FROM) return ownBytes
   const slabs = new ByteSlabs()
   return (text) => slabs.copy(text)
+}
+
+/** Like {@link bytesCopier}, for bytes written in place: `length` bytes to fill, packed or each in a buffer of its own. */
+export function bytesTaker(count: number): (length: number) => Buffer {
+  if (count < PACK_FROM) return (length) => Buffer.allocUnsafeSlow(length)
+  const slabs = new ByteSlabs()
+  return (length) => slabs.take(length)
 }

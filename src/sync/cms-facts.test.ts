@@ -61,4 +61,18 @@ describe('CMS facts', () => {
     expect(await facts.listingFields(signal)).toBe(first)
     expect(cms.paths).toHaveLength(requests)
   })
+
+  it('asks whether the listing can be read without html_url until the CMS shows a page, and never when SYNC_DERIVE_URLS is off', async () => {
+    const off = probedCms()
+    expect(await createCmsFacts(off.get, '/pages/').derivesUrls({ locale: false }, signal)).toBe(false)
+    expect(off.paths).toEqual([])
+    const on = probedCms()
+    const facts = createCmsFacts(on.get, '/pages/', true)
+    // An empty listing shows nothing to compare: the listing keeps html_url, and is asked again.
+    expect(await facts.derivesUrls({ locale: false }, signal)).toBe(false)
+    const requests = on.paths.length
+    expect(requests).toBe(2)
+    expect(await facts.derivesUrls({ locale: false }, signal)).toBe(false)
+    expect(on.paths).toHaveLength(2 * requests)
+  })
 })

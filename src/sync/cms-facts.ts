@@ -9,6 +9,7 @@ import type { SyncedPage } from '../tree/build-snapshot.js'
 import type { DateKind, DateOrders, Dialect } from '../tree/snapshot.js'
 import { dateCandidates, dateOrdersOf, probeDateOrder } from './date-orders.js'
 import { probeListingFields, type ListingExtras } from './listing-fields.js'
+import { probeBareListing } from './probe-bare-listing.js'
 import { probeDialect, probeLimitMax } from './probe-dialect.js'
 import type { UpstreamGet } from './upstream-port.js'
 
@@ -22,6 +23,11 @@ export interface CmsFacts {
   probePageSize(signal: AbortSignal): Promise<number | null>
   /** What the listing pass asks for beyond its defaults; `undefined`: nothing (the CMS refused it). */
   listingFields(signal: AbortSignal): Promise<ListingExtras | undefined>
+  /**
+   * Whether a walk reads the listing without `html_url` and derives it (`walk-without-urls.ts`):
+   * asked of the CMS once (`probeBareListing`); never when SYNC_DERIVE_URLS is off.
+   */
+  derivesUrls(extras: ListingExtras | undefined, signal: AbortSignal): Promise<boolean>
   /** The dialect with this page size; the other answers are probed once per process. */
   dialect(rootId: number, limitMax: number | null, signal: AbortSignal): Promise<Dialect>
   /**
@@ -33,8 +39,9 @@ export interface CmsFacts {
   adopt(dialect: Dialect): void
 }
 
-export function createCmsFacts(get: UpstreamGet, pagesPath: string): CmsFacts {
+export function createCmsFacts(get: UpstreamGet, pagesPath: string, deriveUrls = false): CmsFacts {
   let dialect: Dialect | undefined
+  let bare: boolean | undefined
   let extras: { readonly value: ListingExtras | undefined } | undefined
   /** Types asked about, with the fields the CMS orders them by. */
   let dates = new Map<string, Map<string, DateKind>>()
@@ -45,6 +52,12 @@ export function createCmsFacts(get: UpstreamGet, pagesPath: string): CmsFacts {
     async listingFields(signal) {
       extras ??= { value: await probeListingFields(get, pagesPath, signal) }
       return extras.value
+    },
+    async derivesUrls(extras, signal) {
+      if (!deriveUrls) return false
+      // An empty listing shows nothing to compare: asked again at the next sync.
+      bare ??= await probeBareListing(get, pagesPath, extras, signal)
+      return bare === true
     },
     async dialect(rootId, limitMax, signal) {
       if (dialect === undefined) dialect = { limitMax, ...(await probeDialect(get, pagesPath, rootId, signal)) }

@@ -111,14 +111,14 @@ export function createSyncCommit(deps: CommitDeps): SyncCommit {
       deps.logger.info(
         {
           mode, ...(tree.replaced ? { inPlace: true } : {}), pages: tree.pages.length, detailsFetched: tree.detailsFetched, removed: tree.removed,
-          reasons: tree.reasons, changed, version: state.current!.version, durationMs,
+          reasons: tree.reasons, ...(tree.urls ? { urls: tree.urls } : {}), changed, version: state.current!.version, durationMs,
         },
         'sync: done',
       )
       if (changed) deps.onSnapshot?.(candidate, previous, 'sync')
       return {
         ok: true, mode, changed, pages: tree.pages.length, detailsFetched: tree.detailsFetched,
-        ...(tree.reasons ? { reasons: tree.reasons } : {}), durationMs,
+        ...(tree.reasons ? { reasons: tree.reasons } : {}), ...(tree.urls ? { urls: tree.urls } : {}), durationMs,
       }
     },
     failed({ plan, mode, startedAt, caught }) {

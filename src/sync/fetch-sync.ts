@@ -48,6 +48,7 @@ export interface FetchedTree {
   /** What the tree was read with, for a second read in the same sync (`readTree`). */
   readonly pageSize: number | null
   readonly withFields: ListingExtras | undefined
+  readonly deriveUrls: boolean
 }
 
 export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Promise<FetchedTree> {
@@ -55,19 +56,20 @@ export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Pro
   const relearn = request.full || request.relearn === true
   let pageSize = await facts.pageSize(relearn, request.signal)
   const withFields = await facts.listingFields(request.signal)
+  const deriveUrls = await facts.derivesUrls(withFields, request.signal)
   let tree: SyncedTree
   try {
-    tree = await readTree(deps, request, pageSize, withFields)
+    tree = await readTree(deps, request, pageSize, withFields, deriveUrls)
   } catch (error) {
     // An incremental sync reuses the page size it last learned; a CMS whose maximum went down
     // since refuses it, and is asked again. A full sync has just asked.
     if (relearn || !isPageSizeRefusal(error)) throw error
     pageSize = await facts.probePageSize(request.signal)
-    tree = await readTree(deps, request, pageSize, withFields)
+    tree = await readTree(deps, request, pageSize, withFields, deriveUrls)
   }
   const dialect = await facts.dialect(tree.pages.at(0)?.id ?? 0, pageSize, request.signal)
   const dateOrders = await facts.dateOrders(tree.pages, relearn, request.signal)
-  return { tree, dialect: dialectOfTree(dialect, tree, request.previous, dateOrders), pageSize, withFields }
+  return { tree, dialect: dialectOfTree(dialect, tree, request.previous, dateOrders), pageSize, withFields, deriveUrls }
 }
 
 /**
@@ -83,7 +85,7 @@ export function dialectOfTree(dialect: Dialect, tree: SyncedTree, previous: Snap
 }
 
 /** One pass over the tree with what the CMS is already known to take. */
-export function readTree(deps: FetchSyncDeps, request: FetchRequest, pageSize: number | null, withFields: ListingExtras | undefined): Promise<SyncedTree> {
+export function readTree(deps: FetchSyncDeps, request: FetchRequest, pageSize: number | null, withFields: ListingExtras | undefined, deriveUrls = false): Promise<SyncedTree> {
   return syncTree({
     get: deps.get,
     pagesPath: deps.pagesPath,
@@ -98,6 +100,7 @@ export function readTree(deps: FetchSyncDeps, request: FetchRequest, pageSize: n
     requested: request.plan.requested,
     inPlace: request.plan.inPlace,
     withFields,
+    deriveUrls,
     ...(request.windows !== undefined ? { windows: request.windows } : {}),
   })
 }

@@ -7,17 +7,19 @@
  */
 import { createHash } from 'node:crypto'
 import { createError, isProxyError } from '../errors.js'
-import { getMember, type JsonNode } from '../json/json-spans.js'
-import { rewriteDetailUrlsWithSpans, type RewriteUrl } from '../json/rewrite-detail-urls.js'
-import { bytesCopier } from '../json/byte-slabs.js'
+import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
+import { bytesTaker } from '../json/byte-slabs.js'
+import { JsonTape } from '../json/json-tape.js'
+import { editedLength, findTapeDetailUrlEdits, writeEdited } from '../json/tape-detail-urls.js'
 import { ownString } from '../json/own-string.js'
 import { pageDigest, type SyncedPage } from '../tree/build-snapshot.js'
-import { listingFieldsParam, localeOfItem, stripExtraFields, type ListingExtras } from './listing-fields.js'
+import { passFieldsParam, type ListingExtras } from './listing-fields.js'
 import { mapBounded } from './map-bounded.js'
 import { SLICE, type Pause } from '../tree/slices.js'
 import type { Snapshot } from '../tree/snapshot.js'
 import type { ListedPage } from './plan-refresh.js'
-import { readDetail, readInteger, readListItem, readListItemWithFlags, type ListedFields } from './read-page-fields.js'
+import { ListingWindowReader } from './read-listing-window.js'
+import { readTapeDetail } from './read-page-fields.js'
 import { badStatusError, isJson, type UpstreamAnswer, type UpstreamGet } from './upstream-port.js'
 
 export interface FetchProgress {
@@ -47,16 +49,13 @@ function inconsistent(message: string, details?: Record<string, unknown>): never
   throw createError('SYNC_INCONSISTENT', message, details ? { details } : {})
 }
 
-function parseJsonBody(answer: UpstreamAnswer, rewriteUrl: RewriteUrl, where: string): { text: string; root: JsonNode } {
+/** The bytes of a CMS answer the sync reads as JSON; refused when it is not a JSON 200. */
+function jsonBytes(answer: UpstreamAnswer, where: string): Buffer {
   if (answer.status !== 200) {
     throw badStatusError(answer, `${where}: the CMS answered ${answer.status}`)
   }
   if (!isJson(answer)) throw createError('UPSTREAM_BAD_RESPONSE', `${where}: content type ${answer.contentType || '(none)'}`)
-  try {
-    return rewriteDetailUrlsWithSpans(answer.text, rewriteUrl)
-  } catch (error) {
-    throw createError('UPSTREAM_BAD_RESPONSE', `${where}: malformed JSON`, { cause: error })
-  }
+  return answer.bytes ?? Buffer.from(answer.text, 'utf8')
 }
 
 export interface ListingOptions {
@@ -64,6 +63,8 @@ export interface ListingOptions {
   readonly filter?: string
   /** Ask for the extra meta fields and cut them out of the items again (`listing-fields.ts`). */
   readonly withFields?: ListingExtras | undefined
+  /** Read the items without `html_url` (`fields=-html_url`): the sync derives it (`derive-urls.ts`). */
+  readonly withoutUrl?: boolean
   /**
    * The windows of the last listing pass whose pages the previous snapshot holds: a window whose
    * raw text is byte for byte the same is taken from here instead of being parsed again.
@@ -110,43 +111,6 @@ export function localeOfWindows(windows: Iterable<ListingWindow>): string | unde
   return found
 }
 
-/** The one `meta.locale` of a window's items, or `null` (`ListingWindow.locale`). */
-function localeOfItems(items: readonly JsonNode[]): string | null {
-  let found: string | null = null
-  for (const item of items) {
-    const locale = localeOfItem(item)
-    if (locale === null || (found !== null && locale !== found)) return null
-    found = locale
-  }
-  // One short code for every window: never a slice that pins the window's body.
-  return found === null ? null : ownString(found)
-}
-
-/**
- * A listed page whose strings own their characters. Everything read out of a window is a slice of
- * its body, and the pages outlive the window's parse by the whole details phase (a full sync of a
- * large tree kept every window's body pinned until the snapshot replaced them). Copied here,
- * each body is garbage as soon as it is parsed, and the page's details reuse these strings
- * (`fetchDetail`) instead of copying them again. Type names are shared: a tree has a few dozen.
- */
-function ownListedPage(fields: ListedFields, listItem: string, types: Map<string, string>): ListedPage {
-  let type = types.get(fields.type)
-  if (type === undefined) {
-    type = ownString(fields.type)
-    types.set(type, type)
-  }
-  const flags = fields.flags
-  return {
-    id: fields.id,
-    type,
-    title: ownString(fields.title),
-    slug: ownString(fields.slug),
-    htmlUrl: fields.htmlUrl === null ? null : ownString(fields.htmlUrl),
-    ...(flags ? { flags: { showInMenus: flags.showInMenus, seoTitle: ownString(flags.seoTitle), searchDescription: ownString(flags.searchDescription) } } : {}),
-    listItem: ownString(listItem),
-  }
-}
-
 /** Walks the listing in tree order, every page of it, refusing a walk that mixes two moments. */
 async function fetchListing(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListedPage[]> {
   return (await fetchListingPass(options, listing)).pages
@@ -168,10 +132,10 @@ interface WindowRead {
  * unchanged window is taken from `reuse` as it is.
  */
 export async function fetchListingPass(options: FetchTreeOptions, listing: ListingOptions = {}): Promise<ListingPass> {
-  const types = new Map<string, string>()
+  const reader = new ListingWindowReader(options.rewriteUrl, listing.withFields)
   const limit = options.pageSize ?? UNLIMITED
   const extras = listing.withFields
-  const query = `${listing.filter ?? ''}${extras ? listingFieldsParam(extras) : ''}`
+  const query = `${listing.filter ?? ''}${passFieldsParam(extras, listing.withoutUrl === true)}`
   const pathAt = (offset: number) => `${options.pagesPath}?${query}offset=${offset}&limit=${limit}`
   const readWindow = async (offset: number): Promise<WindowRead> => {
     const path = pathAt(offset)
@@ -182,16 +146,8 @@ export async function fetchListingPass(options: FetchTreeOptions, listing: Listi
       // Same bytes as last time: the same total_count and pages.
       return { window: known, reused: true }
     }
-    const { text, root } = parseJsonBody(answer, options.rewriteUrl, path)
-    const total = readInteger(getMember(getMember(root, 'meta'), 'total_count'), 'meta.total_count', path)
-    const items = getMember(root, 'items')
-    if (items?.kind !== 'array') throw createError('UPSTREAM_BAD_RESPONSE', `${path}: items is not an array`)
-    const pages = items.items.map((item): ListedPage => {
-      const fields = extras ? readListItemWithFlags(item, path) : readListItem(item, path)
-      const listItem = extras ? stripExtraFields(text, item, extras) : text.slice(item.start, item.end)
-      return ownListedPage(fields, listItem, types)
-    })
-    return { window: { digest, total, pages, ...(extras?.locale ? { locale: localeOfItems(items.items) } : {}) }, reused: false }
+    const { total, pages, locale } = reader.read(jsonBytes(answer, path), path)
+    return { window: { digest, total, pages, ...(locale === undefined ? {} : { locale }) }, reused: false }
   }
 
   const first = await readWindow(0)
@@ -296,14 +252,31 @@ export interface FetchedPage {
   readonly page: SyncedPage
   /** A type whose specific model shows another `html_url` than the generic listing does. */
   readonly urlDiffers: boolean
+  /** The detail's own `html_url`. */
+  readonly htmlUrl: string | null
 }
 
-async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBytes: (text: string) => Buffer): Promise<FetchedPage> {
+/** The body of a CMS answer the sync reads as JSON, parsed onto `tape`; refused when it is not JSON. */
+function parseJsonBytes(answer: UpstreamAnswer, tape: JsonTape, where: string): Buffer {
+  const bytes = jsonBytes(answer, where)
+  try {
+    tape.parse(bytes)
+  } catch (error) {
+    throw createError('UPSTREAM_BAD_RESPONSE', `${where}: malformed JSON`, { cause: error })
+  }
+  return bytes
+}
+
+/**
+ * `tape` is shared by every detail of one `fetchDetails`: it is parsed and read with no wait in
+ * between, so no other detail can parse onto it meanwhile.
+ */
+async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, take: (length: number) => Buffer, tape: JsonTape): Promise<FetchedPage> {
   const path = `${options.pagesPath}${listed.id}/`
   const answer = await options.get(path, options.signal)
   if (answer.status === 404) inconsistent(`page ${listed.id} disappeared during the sync`, { path })
-  const { text, root } = parseJsonBody(answer, options.rewriteUrl, path)
-  const detail = readDetail(root, path)
+  const bytes = parseJsonBytes(answer, tape, path)
+  const detail = readTapeDetail(tape, path)
   const flags = listed.flags
   if (
     detail.id !== listed.id || detail.type !== listed.type || detail.slug !== listed.slug || detail.title !== listed.title ||
@@ -315,7 +288,10 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBy
   // Everything kept is made to own its bytes here, while the sync still spreads its work over the
   // CMS's answers: building the snapshot afterwards then copies and hashes only what is new. The
   // fields equal to the listing's (checked above) are the listing's strings, which own theirs.
-  const detailBytes = copyBytes(text)
+  // The body is written straight from the CMS's bytes with its `detail_url`s rewritten.
+  const edits = findTapeDetailUrlEdits(tape, options.rewriteUrl)
+  const detailBytes = take(editedLength(0, bytes.length, edits))
+  writeEdited(bytes, 0, bytes.length, edits, detailBytes)
   const page: SyncedPage = {
     id: detail.id,
     type: listed.type,
@@ -329,16 +305,17 @@ async function fetchDetail(options: FetchTreeOptions, listed: ListedPage, copyBy
     detail: detailBytes,
     digest: pageDigest(listed.listItem, undefined, detailBytes),
   }
-  return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl }
+  return { page, urlDiffers: detail.htmlUrl !== listed.htmlUrl, htmlUrl: detail.htmlUrl }
 }
 
 /** Fetches the details of `pages`, `options.concurrency` at a time; the first failure fails all. */
 export async function fetchDetails(options: FetchTreeOptions, pages: readonly ListedPage[]): Promise<FetchedPage[]> {
   const total = pages.length
   // A full sync's details packed into slabs, a few pages' one by one (`byte-slabs.ts`).
-  const copyBytes = bytesCopier(total)
+  const take = bytesTaker(total)
+  const tape = new JsonTape()
   try {
-    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page, copyBytes), (done) =>
+    return await mapBounded(pages, options.concurrency, options.signal, (page) => fetchDetail(options, page, take, tape), (done) =>
       options.onProgress?.({ phase: 'details', done, total }),
     )
   } catch (error) {

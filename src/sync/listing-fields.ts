@@ -33,6 +33,15 @@ export function listingFieldsParam(extras: ListingExtras): string {
 }
 
 /**
+ * The `fields` parameter (with its `&`, or nothing) of a listing pass: the extra fields, and
+ * without `html_url` when the sync derives it (`derive-urls.ts`; a `-name` removes a default field).
+ */
+export function passFieldsParam(extras: ListingExtras | undefined, withoutUrl: boolean): string {
+  const names = [...(withoutUrl ? ['-html_url'] : []), ...(extras ? namesOf(extras) : [])]
+  return names.length === 0 ? '' : `fields=${names.join(',')}&`
+}
+
+/**
  * The item's text without the extra meta members. `item` spans are offsets into `text`, the
  * whole body; `start`/`end` are the item's own span. A member is removed together with the
  * separator before it (it is never the first: `type` always leads `meta`).

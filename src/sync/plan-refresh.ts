@@ -1,7 +1,7 @@
 /**
  * Decides which details an incremental sync fetches again, from the previous snapshot and a fresh
  * listing pass (docs/architecture.md#decisions, "Cheap change detection"). The listing shows new, removed, renamed,
- * re-slugged, moved (a move changes `html_url`, which is the slug path) and re-flagged pages; a
+ * re-slugged, moved (a move changes `html_url`, which is the slug path, read or derived) and re-flagged pages; a
  * detail also embeds facts about *other* pages, so some unchanged items are fetched too:
  *
  * - a page's detail embeds its parent (`meta.parent`: id, type, html_url, title; docs/wagtail-compatibility.md#response-bodies), so
@@ -10,7 +10,9 @@
  *   removed page are fetched again, and so is every parentless page when a page appears (an
  *   unpublished parent may have come back);
  * - a page with no URL (`html_url` null, outside every site) shows a move only by its place in
- *   tree order, so such a page is fetched again when its predecessor in the listing changed.
+ *   tree order, so such a page is fetched again when its predecessor in the listing changed (a
+ *   walk that reads the listing without `html_url` does that for every page first:
+ *   `walk-without-urls.ts`).
  *
  * Body-only edits show in no listing: PURGE, the webhook and the periodic full sync cover them.
  * Pure: no I/O.

@@ -5,6 +5,7 @@
  */
 import { createError } from '../errors.js'
 import { getMember, getPath, type JsonNode } from '../json/json-spans.js'
+import { TAPE_NULL, TAPE_NUMBER, TAPE_OBJECT, TAPE_TRUE, type JsonTape } from '../json/json-tape.js'
 
 function fail(what: string, where: string): never {
   throw createError('UPSTREAM_BAD_RESPONSE', `${where}: ${what}`)
@@ -92,5 +93,86 @@ export function readDetail(root: JsonNode, where: string): DetailFields {
     seoTitle: optionalString(getPath(root, ['meta', 'seo_title'])),
     searchDescription: optionalString(getPath(root, ['meta', 'search_description'])),
     parentId: parent.kind === 'null' ? null : readInteger(getMember(parent, 'id'), 'meta.parent.id', where),
+  }
+}
+
+// The same reads over a body parsed on a tape (`json-tape.ts`): a token index where the functions
+// above take a node, -1 for a missing one.
+
+export function readTapeInteger(tape: JsonTape, i: number, what: string, where: string): number {
+  if (i < 0 || tape.kind(i) !== TAPE_NUMBER) fail(`${what} is not an integer`, where)
+  const raw = tape.raw(i)
+  if (!/^-?\d+$/.test(raw)) fail(`${what} is not an integer`, where)
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value)) fail(`${what} is out of range`, where)
+  return value
+}
+
+function readTapeString(tape: JsonTape, i: number, what: string, where: string): string {
+  if (i < 0 || !tape.isString(i)) fail(`${what} is not a string`, where)
+  return tape.stringValue(i)
+}
+
+function optionalTapeString(tape: JsonTape, i: number): string {
+  return i >= 0 && tape.isString(i) ? tape.stringValue(i) : ''
+}
+
+function optionalTapeUrl(tape: JsonTape, i: number): string | null {
+  return i >= 0 && tape.isString(i) ? tape.stringValue(i) : null
+}
+
+/** {@link readListItem} of value `item` on `tape`. */
+export function readTapeListItem(tape: JsonTape, item: number, where: string): ListedFields {
+  if (tape.kind(item) !== TAPE_OBJECT) fail('a listing item is not an object', where)
+  const meta = tape.member(item, 'meta')
+  const id = readTapeInteger(tape, tape.member(item, 'id'), 'id', where)
+  const type = readTapeString(tape, tape.member(meta, 'type'), 'meta.type', where)
+  const title = readTapeString(tape, tape.member(item, 'title'), 'title', where)
+  const slug = readTapeString(tape, tape.member(meta, 'slug'), 'meta.slug', where)
+  return { id, type, title, slug, htmlUrl: optionalTapeUrl(tape, tape.member(meta, 'html_url')) }
+}
+
+/** {@link readListItemWithFlags} of value `item` on `tape`. */
+export function readTapeListItemWithFlags(tape: JsonTape, item: number, where: string): ListedFields {
+  const fields = readTapeListItem(tape, item, where)
+  const meta = tape.member(item, 'meta')
+  const show = tape.member(meta, 'show_in_menus')
+  if (show < 0) return fields
+  const flags: PageFlags = {
+    showInMenus: tape.kind(show) === TAPE_TRUE,
+    seoTitle: optionalTapeString(tape, tape.member(meta, 'seo_title')),
+    searchDescription: optionalTapeString(tape, tape.member(meta, 'search_description')),
+  }
+  const { id, type, title, slug, htmlUrl } = fields
+  return { id, type, title, slug, htmlUrl, flags }
+}
+
+const DETAIL_KEYS = ['id', 'title', 'meta'] as const
+const DETAIL_META_KEYS = ['type', 'slug', 'html_url', 'parent', 'show_in_menus', 'seo_title', 'search_description'] as const
+const detailTokens = new Int32Array(DETAIL_KEYS.length)
+const metaTokens = new Int32Array(DETAIL_META_KEYS.length)
+
+/** {@link readDetail} of the body on `tape` (its root, token 0): each object read in one pass. */
+export function readTapeDetail(tape: JsonTape, where: string): DetailFields {
+  if (tape.kind(0) !== TAPE_OBJECT) fail('the detail is not an object', where)
+  const root = tape.members(0, DETAIL_KEYS, detailTokens)
+  const meta = tape.members(root[2] as number, DETAIL_META_KEYS, metaTokens)
+  const parent = meta[3] as number
+  // In readListItem's order, so that a bad detail is refused with the same message.
+  const id = readTapeInteger(tape, root[0] as number, 'id', where)
+  const type = readTapeString(tape, meta[0] as number, 'meta.type', where)
+  const title = readTapeString(tape, root[1] as number, 'title', where)
+  const slug = readTapeString(tape, meta[1] as number, 'meta.slug', where)
+  if (parent < 0) fail('meta.parent is missing', where)
+  return {
+    id,
+    type,
+    title,
+    slug,
+    htmlUrl: optionalTapeUrl(tape, meta[2] as number),
+    showInMenus: tape.kind(meta[4] as number) === TAPE_TRUE,
+    seoTitle: optionalTapeString(tape, meta[5] as number),
+    searchDescription: optionalTapeString(tape, meta[6] as number),
+    parentId: tape.kind(parent) === TAPE_NULL ? null : readTapeInteger(tape, tape.member(parent, 'id'), 'meta.parent.id', where),
   }
 }

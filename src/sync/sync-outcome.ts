@@ -18,6 +18,11 @@ export type SyncResult =
     /** Details fetched: every page on a full sync, the changed ones on an incremental one. */
     readonly detailsFetched: number
     readonly reasons?: Readonly<Record<RefreshReason, number>>
+    /**
+     * A walk that could derive `html_url` (SYNC_DERIVE_URLS, `walk-without-urls.ts`): `derived`, or
+     * `read` when it read the listing with it after all (a page it could not place, too many anchors).
+     */
+    readonly urls?: 'derived' | 'read'
     readonly durationMs: number
   }
   | {

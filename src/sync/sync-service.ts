@@ -41,6 +41,8 @@ export interface SyncServiceOptions {
   readonly pagesPath: string
   readonly rewriteUrl: RewriteUrl
   readonly concurrency: number
+  /** SYNC_DERIVE_URLS: walks may read the listing without `html_url` (`walk-without-urls.ts`). */
+  readonly deriveUrls?: boolean
   readonly intervalMs: number
   /** Every this long, a sync fetches every detail again (body-only edits show in no listing). */
   readonly fullIntervalMs?: number
@@ -136,7 +138,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     }
   }
   const queue = createRefreshQueue()
-  const facts = createCmsFacts(get, options.pagesPath)
+  const facts = createCmsFacts(get, options.pagesPath, options.deriveUrls === true)
   const commit = createSyncCommit({ queue, facts, logger: options.logger, now: options.now, pause, ...(options.onSnapshot ? { onSnapshot: options.onSnapshot } : {}) })
   const { state } = commit
   const fetchDeps: FetchSyncDeps = { get, pagesPath: options.pagesPath, rewriteUrl: options.rewriteUrl, concurrency: options.concurrency, pause, facts }

@@ -15,6 +15,7 @@ import {
 import type { ListingExtras } from './listing-fields.js'
 import { planRefresh, planRefreshInSlices, type ListedPage, type RefreshReason } from './plan-refresh.js'
 import { refreshInPlace } from './refresh-in-place.js'
+import { walkWithoutUrls } from './walk-without-urls.js'
 
 export interface SyncTreeOptions extends FetchTreeOptions {
   /** The snapshot to refresh; `undefined` (or `full`) fetches everything. */
@@ -31,6 +32,11 @@ export interface SyncTreeOptions extends FetchTreeOptions {
    * listing pass (`refresh-in-place.ts`), which runs only when that cannot place them for certain.
    */
   readonly inPlace?: boolean
+  /**
+   * Read the listing without `html_url` and derive it (`walk-without-urls.ts`) when the previous
+   * snapshot's URLs derive; the CMS takes `fields=-html_url` (probed: `probeBareListing`).
+   */
+  readonly deriveUrls?: boolean
 }
 
 export interface SyncedTree {
@@ -61,6 +67,8 @@ export interface SyncedTree {
    * previous snapshot's records as they were.
    */
   readonly replaced?: ReadonlyMap<number, SyncedPage>
+  /** An incremental walk that may derive `html_url`: whether it did (`SyncResult.urls`). */
+  readonly urls?: 'derived' | 'read'
 }
 
 /**
@@ -94,6 +102,17 @@ function* assembleSteps(listed: readonly ListedPage[], pageOf: (item: ListedPage
   return pages
 }
 
+/** A walk of the listing and the details it called for (`walkWithUrls`, `walkWithoutUrls`). */
+interface TreeWalk {
+  readonly listing: ListingPass
+  readonly fetched: readonly FetchedPage[]
+  /** Incremental only: why pages were fetched again. */
+  readonly reasons?: Readonly<Record<RefreshReason, number>> | undefined
+  readonly removed: number
+  /** The CMS showed exactly the previous snapshot's pages (`SyncedTree.unchanged`). */
+  readonly unchanged: boolean
+}
+
 export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
   const previous = options.full ? undefined : options.previous
   if (previous && options.inPlace) {
@@ -112,44 +131,24 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
       }
     }
   }
-  const listing = await fetchListingPass(options, { withFields: options.withFields, ...(previous && options.windows ? { reuse: options.windows } : {}) })
+  const derivable = previous !== undefined && options.deriveUrls === true
+  const derived = derivable ? await walkWithoutUrls({ ...options, previous }) : undefined
+  const walk = derived ?? (await walkWithUrls(options, previous))
+  const urls = derivable ? { urls: derived ? 'derived' as const : 'read' as const } : {}
+  const { listing, fetched, reasons, removed } = walk
   const listed = listing.pages
-  // Every window byte for byte one the previous snapshot was built from, and as many pages: the
-  // listing is the snapshot's own, so only the requested details can differ. Fetched first, they
-  // decide whether the pass changed anything at all, without planning over every page.
-  let early: FetchedPage[] = []
-  if (previous && options.windows && listing.reused.size === listing.windows.size && listed.length === previous.pages.length) {
-    early = await fetchDetails(options, options.requested.size === 0 ? [] : listed.filter((page) => options.requested.has(page.id)))
-    if (typesToList(early, previous).size === 0 && early.every(({ page }) => sameAsBefore(page, previous))) {
-      return {
-        pages: previous.pages,
-        unchanged: true,
-        mode: 'incremental',
-        detailsFetched: early.length,
-        reasons: { ...NO_REASONS, requested: early.length },
-        removed: 0,
-        listing,
-      }
+  if (walk.unchanged) {
+    return {
+      pages: previous!.pages,
+      unchanged: true,
+      mode: 'incremental',
+      detailsFetched: fetched.length,
+      reasons: reasons ?? NO_REASONS,
+      removed: 0,
+      listing,
+      ...urls,
     }
   }
-  let toFetch: readonly ListedPage[] = listed
-  let reasons: Readonly<Record<RefreshReason, number>> | undefined
-  let removed: number
-  if (previous) {
-    const plan = options.pause ? await planRefreshInSlices(previous, listed, options.requested, options.pause) : planRefresh(previous, listed, options.requested)
-    toFetch = plan.fetch
-    reasons = plan.reasons
-    removed = plan.removed.length
-  } else if (options.previous) {
-    const listedIds = new Set<number>()
-    for (const page of listed) listedIds.add(page.id)
-    removed = 0
-    for (const record of options.previous.pages) if (!listedIds.has(record.id)) removed++
-  } else {
-    removed = 0
-  }
-  const fetchedEarly = new Set(early.map(({ page }) => page.id))
-  const fetched = [...early, ...(await fetchDetails(options, toFetch.filter((page) => !fetchedEarly.has(page.id))))]
   // Filled in a loop: at 100,000 pages, `new Map(fetched.map(...))` leaves as many [id, page] pairs behind as garbage.
   const byId = new Map<number, SyncedPage>()
   for (const { page } of fetched) byId.set(page.id, page)
@@ -177,5 +176,41 @@ export async function syncTree(options: SyncTreeOptions): Promise<SyncedTree> {
     removed,
     listing,
     fetched: byId,
+    ...urls,
   }
+}
+
+/** The listing read with `html_url`, as the CMS writes it, and the details its changes call for. */
+async function walkWithUrls(options: SyncTreeOptions, previous: Snapshot | undefined): Promise<TreeWalk> {
+  const listing = await fetchListingPass(options, { withFields: options.withFields, ...(previous && options.windows ? { reuse: options.windows } : {}) })
+  const listed = listing.pages
+  // Every window byte for byte one the previous snapshot was built from, and as many pages: the
+  // listing is the snapshot's own, so only the requested details can differ. Fetched first, they
+  // decide whether the pass changed anything at all, without planning over every page.
+  let early: FetchedPage[] = []
+  if (previous && options.windows && listing.reused.size === listing.windows.size && listed.length === previous.pages.length) {
+    early = await fetchDetails(options, options.requested.size === 0 ? [] : listed.filter((page) => options.requested.has(page.id)))
+    if (typesToList(early, previous).size === 0 && early.every(({ page }) => sameAsBefore(page, previous))) {
+      return { listing, fetched: early, reasons: { ...NO_REASONS, requested: early.length }, removed: 0, unchanged: true }
+    }
+  }
+  let toFetch: readonly ListedPage[] = listed
+  let reasons: Readonly<Record<RefreshReason, number>> | undefined
+  let removed: number
+  if (previous) {
+    const plan = options.pause ? await planRefreshInSlices(previous, listed, options.requested, options.pause) : planRefresh(previous, listed, options.requested)
+    toFetch = plan.fetch
+    reasons = plan.reasons
+    removed = plan.removed.length
+  } else if (options.previous) {
+    const listedIds = new Set<number>()
+    for (const page of listed) listedIds.add(page.id)
+    removed = 0
+    for (const record of options.previous.pages) if (!listedIds.has(record.id)) removed++
+  } else {
+    removed = 0
+  }
+  const fetchedEarly = new Set(early.map(({ page }) => page.id))
+  const fetched = [...early, ...(await fetchDetails(options, toFetch.filter((page) => !fetchedEarly.has(page.id))))]
+  return { listing, fetched, reasons, removed, unchanged: false }
 }

@@ -14,7 +14,7 @@
  * @module
  */
 import { DEFAULT_MOUNT, type ApiMount } from '../config/api-mount.js'
-import { getPath, parseJsonSpans } from '../json/json-spans.js'
+import { JsonTape } from '../json/json-tape.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 export type PurgeTarget =
@@ -205,12 +205,16 @@ function buildIndex(snapshot: Snapshot): HtmlUrlIndex {
   return { byHostPath, byPath }
 }
 
+/** One tape for every item read here: each is read to the end before the next is parsed. */
+const itemTape = new JsonTape()
+
 /** `meta.html_url` of a listing item, or `undefined` when it is null, missing or unreadable. */
 function htmlUrlOf(listItem: string): string | undefined {
   if (!listItem.includes('"html_url"')) return undefined
   try {
-    const node = getPath(parseJsonSpans(listItem), ['meta', 'html_url'])
-    return node?.kind === 'string' ? node.value : undefined
+    const tape = itemTape.parseText(listItem)
+    const node = tape.path(0, ['meta', 'html_url'])
+    return node >= 0 && tape.isString(node) ? tape.stringValue(node) : undefined
   } catch {
     return undefined
   }

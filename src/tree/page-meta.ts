@@ -6,7 +6,7 @@
  * (`build-snapshot.ts`), so a new snapshot reads only the pages that changed. Pure.
  * @module
  */
-import { getPath, parseJsonSpans } from '../json/json-spans.js'
+import { JsonTape } from '../json/json-tape.js'
 import type { PageRecord, Snapshot } from './snapshot.js'
 
 interface PageMeta {
@@ -37,17 +37,23 @@ export function isoMicros(text: string): number | null {
   return date.getTime() * 1000 + Number(fraction.padEnd(6, '0'))
 }
 
+const META_KEYS = ['locale', 'first_published_at', 'html_url'] as const
+const metaTokens = new Int32Array(META_KEYS.length)
+/** One tape for every item read here: each is read to the end before the next is parsed. */
+const itemTape = new JsonTape()
+
 function metaOf(page: PageRecord): PageMeta {
   let meta = metaOfRecord.get(page)
   if (meta === undefined) {
-    const item = parseJsonSpans(page.listItem)
-    const locale = getPath(item, ['meta', 'locale'])
-    const published = getPath(item, ['meta', 'first_published_at'])
-    const htmlUrl = getPath(item, ['meta', 'html_url'])
+    const tape = itemTape.parseText(page.listItem)
+    const found = tape.members(tape.member(0, 'meta'), META_KEYS, metaTokens)
+    const locale = found[0] as number
+    const published = found[1] as number
+    const htmlUrl = found[2] as number
     meta = {
-      htmlUrl: htmlUrl === undefined ? undefined : page.listItem.slice(htmlUrl.start, htmlUrl.end),
-      locale: locale?.kind === 'string' ? locale.value : null,
-      publishedMicros: published?.kind === 'string' ? isoMicros(published.value) : null,
+      htmlUrl: htmlUrl < 0 ? undefined : tape.raw(htmlUrl),
+      locale: locale >= 0 && tape.isString(locale) ? tape.stringValue(locale) : null,
+      publishedMicros: published >= 0 && tape.isString(published) ? isoMicros(tape.stringValue(published)) : null,
     }
     metaOfRecord.set(page, meta)
   }

@@ -87,6 +87,7 @@ export interface HttpClient {
 }
 
 // A function, not an inline test: TypeScript would keep `signal.aborted` narrowed across awaits.
+const DEFAULT_ACCEPT = 'application/json'
 const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true
 const silentLogger: HttpLogger = { debug() {}, warn() {} }
 const defaultSleep = (ms: number, signal?: AbortSignal): Promise<void> => delay(ms, undefined, { signal })
@@ -124,6 +125,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     bodyTimeout: timeoutMs,
   })
   let closing: Promise<void> | undefined
+  // The headers of nearly every request, made once.
+  const defaultHeaders: Readonly<Record<string, string>> = Object.freeze({ accept: DEFAULT_ACCEPT, 'user-agent': userAgent })
 
   async function attemptOnce(path: string, headers: Readonly<Record<string, string>>, signal: AbortSignal | undefined, retryIndex: number | undefined, trafficClass: TrafficClass): Promise<Attempt> {
     if (!options.onAttempt) return attemptUnreported(path, headers, signal, retryIndex)
@@ -190,8 +193,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
   async function get(pathAndQuery: string, getOptions: GetOptions = {}): Promise<UpstreamResponse> {
     if (!pathAndQuery.startsWith('/')) throw new TypeError(`upstream path must start with "/", got ${JSON.stringify(pathAndQuery)}`)
     const path = prefix + pathAndQuery
-    const { signal, accept = 'application/json', host, trafficClass = options.trafficClass ?? 'sync' } = getOptions
-    const headers: Readonly<Record<string, string>> = host === undefined ? { accept, 'user-agent': userAgent } : { accept, 'user-agent': userAgent, host }
+    const { signal, accept = DEFAULT_ACCEPT, host, trafficClass = options.trafficClass ?? 'sync' } = getOptions
+    const headers: Readonly<Record<string, string>> = host === undefined ? (accept === DEFAULT_ACCEPT ? defaultHeaders : { accept, 'user-agent': userAgent }) : { accept, 'user-agent': userAgent, host }
     for (let attempt = 0; ; attempt++) {
       if (isAborted(signal)) throw signal?.reason
       const retryIndex = attempt < retries ? attempt : undefined
@@ -241,18 +244,25 @@ async function readCapped(response: Dispatcher.ResponseData, maxBytes: number, p
     response.body.destroy()
     throw tooLarge()
   }
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > maxBytes) {
-      // Destroying the stream aborts the transfer (and drops the socket) instead of downloading the rest.
-      response.body.destroy()
-      throw tooLarge()
-    }
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks, size)
+  // Plain 'data' events, not `for await`: an async iterator costs promises and objects per chunk,
+  // and a sync reads a body for every page of the tree.
+  const body = response.body
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    body.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > maxBytes) {
+        // Destroying the stream aborts the transfer (and drops the socket) instead of downloading the rest.
+        body.destroy()
+        reject(tooLarge())
+        return
+      }
+      chunks.push(chunk)
+    })
+    body.once('end', () => resolve(Buffer.concat(chunks, size)))
+    body.once('error', reject)
+  })
 }
 
 function toUpstreamResponse(status: number, headers: ResponseHeaders, body: Buffer): UpstreamResponse {

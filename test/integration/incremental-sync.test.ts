@@ -1,6 +1,8 @@
 /**
  * Incremental syncs: the listing pass, and details only for what it shows changed. Each test checks
- * both what it cost the CMS and that the result is exactly what a full sync would have built.
+ * both what it cost the CMS and that the result is exactly what a full sync would have built. The
+ * listing is read with `html_url` here (SYNC_DERIVE_URLS=false); `url-derivation.test.ts` walks it
+ * without.
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import type { FakePage } from '../fake-wagtail/index.js'
@@ -18,7 +20,7 @@ afterEach(async () => {
 const LISTING_REQUESTS = 3
 
 async function start(): Promise<Harness> {
-  h = await startShield({ origin: { limitMax: 30 } })
+  h = await startShield({ origin: { limitMax: 30 }, env: { SYNC_DERIVE_URLS: 'false' } })
   h.origin.resetHits()
   return h
 }

@@ -10,10 +10,10 @@
  */
 import { request } from 'undici'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '../helpers/eventually.js'
 import { freePort } from '../helpers/free-port.js'
 import { startShield, type Harness } from '../helpers/start-shield.js'
 import { startVarnish, varnishMissing, type VarnishServer } from '../helpers/varnish-server.js'
-import { eventually } from '../helpers/eventually.js'
 
 const missing = varnishMissing()
 if (missing !== undefined) console.warn(`skipping the Varnish suites: ${missing}`)
@@ -177,6 +177,9 @@ describe.skipIf(missing !== undefined)('editor actions through Varnish, purged b
     })
     shield = await listen(h, shieldPort)
     await h.app.shield.cdn.idle()
+    // This Varnish began probing its backend (the shipped VCL's `/readyz` probe) before cms-shield
+    // listened, so its first fetches may still fail: the tests start once one gets through.
+    await eventually(async () => (await get(varnish.url, '/readyz')).status === 200, 'Varnish reaching cms-shield')
   })
   afterAll(async () => {
     await h?.close()
