@@ -23,6 +23,13 @@
  *                         touch pages that create made, so the generated site's pages keep answering 200.
  *                         {"op": "nest", "id": 42, "parentId": 7}: moves page 42 and its subtree below
  *                         page 7 (not below itself), to build the subtree the `purge` row moves.
+ *   POST /cost            {"workers": 4, "listItemMs"?, "listItemWithoutUrlMs"?, "detailMs"?, "requestMs"?, "scale"?}: charge
+ *                         worker time for every answer (test/fake-wagtail/cost-model.ts; rates default to the ones
+ *                         measured against Wagtail); each request waits for a free worker and holds it for its cost
+ *                         × scale (default 1: real time; 0: counted, not held). {"off": true} stops charging.
+ *   GET  /cost            {totalMs, listingMs, detailMs, otherMs, requests, waited}: the CMS busy time charged since the
+ *                         last reset, in ms of the CMS's time (not scaled); {} when not charging
+ *   POST /cost/reset      zero it
  *   GET  /info            pages, latency, root id and a sample of page ids
  *   GET  /structure       {limitMax, pages: [{id, type, parentId, locale}]}: every live page, for a scenario that
  *                         derives its queries from the site (the frontend build)
@@ -35,7 +42,7 @@
  */
 import { createServer } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { formatWagtailTimestamp, GENERATED_ROOT_ID, generateSite, startFakeWagtail } from '../test/fake-wagtail/index.js'
+import { createCostModel, formatWagtailTimestamp, GENERATED_ROOT_ID, generateSite, startFakeWagtail } from '../test/fake-wagtail/index.js'
 import type { FakePage } from '../test/fake-wagtail/index.js'
 import { requestShape } from './lib/request-shape.js'
 import type { RequestShape } from './lib/request-shape.js'
@@ -142,6 +149,35 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
 function nonNegativeInteger(value: unknown, name: string): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`)
   return value
+}
+
+function optionalNumber(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number`)
+  return value
+}
+
+/** `POST /cost`: a charging CMS (`cost-model.ts`), its holds scaled to keep a benchmark short. */
+function setCost(body: Record<string, unknown>): Record<string, unknown> {
+  if (body.off === true) {
+    origin.setCost(undefined)
+    return {}
+  }
+  const scale = optionalNumber(body.scale, 'scale') ?? 1
+  const rates = Object.fromEntries(
+    (['listItemMs', 'listItemWithoutUrlMs', 'detailMs', 'requestMs'] as const).flatMap((name) => {
+      const value = optionalNumber(body[name], name)
+      return value === undefined ? [] : [[name, value]]
+    }),
+  )
+  const model = createCostModel({
+    ...rates,
+    ...(body.workers === undefined ? {} : { workers: nonNegativeInteger(body.workers, 'workers') }),
+    // Scale 0 counts without holding: no timer tick per request.
+    hold: scale === 0 ? () => Promise.resolve() : (ms) => new Promise((resolve) => setTimeout(resolve, ms * scale)),
+  })
+  origin.setCost(model)
+  return { workers: model.workers, rates: model.rates, scale }
 }
 
 function editPage(requested: unknown): { id: number; title: string; path: string } {
@@ -328,6 +364,16 @@ async function control(req: IncomingMessage, res: ServerResponse): Promise<void>
       answer = mutatePage(body.op as Mutation, body.id, body.parentId)
       break
     }
+    case 'POST /cost':
+      answer = setCost(await readJson(req))
+      break
+    case 'GET /cost':
+      answer = origin.cost?.busy() ?? {}
+      break
+    case 'POST /cost/reset':
+      origin.cost?.reset()
+      answer = origin.cost?.busy() ?? {}
+      break
     case 'GET /info':
       answer = info()
       break

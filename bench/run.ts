@@ -41,6 +41,7 @@ import { largeScenario } from './scenarios/large.js'
 import { purgeScenario } from './scenarios/purge.js'
 import { loggingScenario } from './scenarios/logging.js'
 import { syncScenario } from './scenarios/sync.js'
+import { syncCostScenario } from './scenarios/sync-cost.js'
 import { syncCpuScenario } from './scenarios/sync-cpu.js'
 import { detailIdOf, throughputScenario } from './scenarios/throughput.js'
 import type { ThroughputState } from './scenarios/throughput.js'
@@ -183,6 +184,10 @@ async function main(): Promise<void> {
   if (selected('purge')) {
     if (schedule.spareMs('purge') < schedule.estimateMs('purge')) recorder.skip('purge', 'not enough time left before BENCH_MAX_SECONDS')
     else await purgeScenario(ctx, config.purgeEdits)
+  }
+  if (selected('sync-cost')) {
+    if (schedule.spareMs('sync-cost') < schedule.estimateMs('sync-cost') / 2) recorder.skip('sync-cost', 'not enough time left before BENCH_MAX_SECONDS')
+    else await syncCostScenario(ctx)
   }
   // Last: it stops the fake CMS to start an instance from Redis alone.
   if (selected('edits')) {

@@ -49,6 +49,7 @@ const metrics = createMetrics({
   redis: { up: () => true },
   role: () => 'leader',
   budget: () => ({ scope: 'cluster', tokens: 20, concurrencyLimit: 4, inFlight: 0, queued: 0 }),
+  net: () => undefined,
   now: () => 0,
 })
 afterAll(() => metrics.close())

@@ -7,7 +7,7 @@
 import { join } from 'node:path'
 import type { BaselineHeaderSet } from './canned-response.js'
 
-export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'frontend', 'flood', 'edits', 'purge', 'sync-cpu'] as const
+export const SCENARIOS = ['detail', 'seed', 'list', 'readthrough', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'frontend', 'flood', 'edits', 'purge', 'sync-cpu', 'sync-cost'] as const
 export type ScenarioId = (typeof SCENARIOS)[number]
 
 function envNumber(name: string, fallback: number, min: number, max: number): number {

@@ -9,12 +9,12 @@ import type { BenchConfig, ScenarioId } from './config.js'
 import { wrkEstimateMs } from './wrk.js'
 
 /** The order the scenarios run in: the ones with targets first, the informational list rows last. */
-export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'sync-cpu', 'readthrough', 'list', 'frontend', 'flood', 'purge', 'edits']
+export const PLAN: readonly ScenarioId[] = ['detail', 'seed', '304', 'wrk', 'headers', 'logging', 'cold', 'sync', 'large', 'sync-cpu', 'readthrough', 'list', 'frontend', 'flood', 'purge', 'sync-cost', 'edits']
 /**
  * Which scenario keeps its time when not all fit before the deadline, most important first: the
  * required rows, then the cheap rows with targets, then 304 (long, with a target), then the rest.
  */
-export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'wrk', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'frontend', 'headers', 'flood', 'edits', 'purge', 'sync-cpu']
+export const PRIORITY: readonly ScenarioId[] = ['detail', 'seed', 'wrk', 'cold', 'sync', 'large', '304', 'logging', 'readthrough', 'list', 'frontend', 'headers', 'flood', 'edits', 'purge', 'sync-cpu', 'sync-cost']
 
 /** The first full sync's ideal: `(N / SYNC_CONCURRENCY + ceil(N / 250)) × latency`, in seconds. */
 export function idealSyncS(config: Pick<BenchConfig, 'syncPages' | 'syncLatencyMs'>): number {
@@ -69,6 +69,9 @@ export class Schedule {
         // Two sites (plain, then two languages), each a fake CMS and a cms-shield started and synced,
         // a build, and rounds of the mix against the plain listing: mix, listing, listing, mix.
         return 2 * (25_000 + (config.rounds * 4 * (config.durationS + 0.3) + 2 * Math.max(1, config.warmupS)) * 1000)
+      case 'sync-cost':
+        // At 10,000 and 100,000 pages: two cms-shields each, their first syncs, a paced walk and the verification's window.
+        return 400_000
       case 'sync-cpu':
         // Per count: a site made, a fresh cms-shield's full sync and its walks.
         return config.syncCpuPages.reduce((sum, pages) => sum + 20_000 + pages * 0.6, 0)

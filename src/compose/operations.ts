@@ -53,6 +53,7 @@ export function composeMetrics(options: OperationsOptions): Metrics {
     ...(shared ? { redis: { up: () => shared.isUp() } } : {}),
     ...(cluster ? { role: () => cluster.role } : {}),
     budget: () => budget.state(),
+    net: () => sync.net,
     now: options.now,
     cdnTargets: configuredTargets(options.config),
     talliedMetrics: options.privateApis.talliedMetrics === 'private',

@@ -43,6 +43,7 @@ export function composeSync(options: SyncOptions): SyncService {
     deriveUrls: config.syncDeriveUrls,
     intervalMs: config.syncIntervalMs,
     fullIntervalMs: config.fullSyncIntervalMs,
+    budget: config.syncBudget,
     debounceMs: config.refreshDebounceMs,
     retryMaxMs: config.syncRetryMaxMs,
     ...(options.twinOf ? { twinOf: options.twinOf } : {}),

@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       syncDeriveUrls: true,
       syncRetryMaxMs: 300_000,
       fullSyncIntervalMs: 3_600_000,
+      syncBudget: 0.05,
       refreshDebounceMs: 100,
       purgeAllow: expect.objectContaining({ entries: ['127.0.0.1/32', '::1/128'] }),
       leaderLeaseMs: 10_000,
@@ -201,6 +202,14 @@ describe('loadConfig', () => {
     expect(config.port).toBe(0)
     expect(config.upstreamRetries).toBe(0)
     expect(config.cacheTtlMs).toBe(0)
+  })
+
+  it('reads SYNC_BUDGET as a share of one CMS worker, 0 turning it off, and refuses more than one worker or no percent sign', () => {
+    expect(loadConfig({ ...REQUIRED, SYNC_BUDGET: '0.5%' }).syncBudget).toBe(0.005)
+    expect(loadConfig({ ...REQUIRED, SYNC_BUDGET: '0' }).syncBudget).toBe(0)
+    for (const bad of ['120%', '5', '-1%', 'five%']) {
+      expect(() => loadConfig({ ...REQUIRED, SYNC_BUDGET: bad })).toThrow(/SYNC_BUDGET: got .*, expected a percentage such as 5% or 0.5%, or 0, from 0% to 100%/)
+    }
   })
 
   it('reads durations, sizes and enums the way operators write them', () => {

@@ -7,7 +7,7 @@
 import { formatBytes, parseBytes } from './bytes.js'
 import { parseCidrList, type AddressList } from './cidr.js'
 import { formatDuration, parseDuration } from './duration.js'
-import type { NumberVariable, Variable } from './schema.js'
+import type { NumberVariable, PercentVariable, Variable } from './schema.js'
 
 /**
  * Upper bound of every duration unless its variable says otherwise: Node fires a timer longer
@@ -51,6 +51,7 @@ export function parseValue(variable: Variable, text: string): ParseResult {
     case 'bytes': return withinLimits(variable, parseBytes(text))
     case 'duration': return withinLimits(variable, parseDuration(text))
     case 'set': return parseSet(variable.values, text)
+    case 'percent': return parsePercent(variable, text)
     case 'cidrs': {
       const parsed = parseCidrList(text)
       return parsed.ok ? { ok: true, value: parsed.list } : { ok: false, reason: parsed.reason }
@@ -112,6 +113,16 @@ function withinLimits(variable: NumberVariable, value: number | undefined): Pars
   return { ok: true, value }
 }
 
+const PERCENT = /^(\d+(?:\.\d+)?)%$/
+
+/** `5%` or `0.5%` (a fraction: 0.05, 0.005), or a plain `0`. */
+function parsePercent(variable: PercentVariable, text: string): ParseResult {
+  const value = text === '0' ? 0 : Number(PERCENT.exec(text)?.[1] ?? Number.NaN) / 100
+  if (!Number.isFinite(value)) return invalid
+  if ((variable.min !== undefined && value < variable.min) || (variable.max !== undefined && value > variable.max)) return invalid
+  return { ok: true, value }
+}
+
 function limitsOf(variable: NumberVariable): { min: number | undefined; max: number | undefined } {
   const max = variable.max ?? (variable.kind === 'duration' ? DURATION_MAX_MS : undefined)
   return { min: variable.min, max }
@@ -151,6 +162,7 @@ function parseUrlList(text: string): ParseResult {
 export function describeLimits(variable: Variable): string | undefined {
   if (variable.kind === 'enum') return `one of ${variable.values.join(', ')}`
   if (variable.kind === 'set') return `${variable.values.join(', ')} (comma-separated), or none`
+  if (variable.kind === 'percent') return `${(variable.min ?? 0) * 100}% to ${(variable.max ?? 1) * 100}%`
   if (variable.kind !== 'int' && variable.kind !== 'bytes' && variable.kind !== 'duration') return undefined
   const { min, max } = limitsOf(variable)
   const show = (n: number): string =>
@@ -175,6 +187,7 @@ const KIND_WORDS: Readonly<Record<Variable['kind'], string>> = {
   duration: 'a duration such as 250ms, 30s, 5m or 1h30m',
   bool: 'true or false',
   set: 'some of a list of names',
+  percent: 'a percentage such as 5% or 0.5%, or 0',
   cidrs: 'CIDRs such as 10.0.0.0/8 or ::1/128, comma-separated, or none',
 }
 

@@ -40,6 +40,8 @@ export interface Config {
   readonly syncDeriveUrls: boolean
   readonly syncRetryMaxMs: number
   readonly fullSyncIntervalMs: number
+  /** The share of one CMS worker the sync's safety net may use (0: off, the net unpaced). */
+  readonly syncBudget: number
   readonly refreshDebounceMs: number
   readonly purgeAllow: AddressList
   readonly purgeToken: string | undefined
@@ -138,10 +140,12 @@ export type UrlListVariable = Common & { readonly kind: 'urls' }
  * `none`; `true` stands for all of them and `false` for none (what a boolean variable once said).
  */
 export type SetVariable = Common & { readonly kind: 'set'; readonly values: readonly string[] }
-export type Variable = NumberVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable | UrlListVariable | SetVariable | NameListVariable
+/** `percent`: `5%`, `0.5%` or `0`; parsed to a fraction (`0.05`), `min`/`max` being fractions too. */
+export type PercentVariable = Common & { readonly kind: 'percent'; readonly min?: number; readonly max?: number }
+export type Variable = NumberVariable | PercentVariable | TextVariable | EnumVariable | BoolVariable | AddressListVariable | UrlListVariable | SetVariable | NameListVariable
 
 // `[T] extends [...]` keeps the union LogLevel from distributing into one case per member.
-type VariableFor<T> = [Exclude<T, undefined>] extends [number] ? NumberVariable
+type VariableFor<T> = [Exclude<T, undefined>] extends [number] ? NumberVariable | PercentVariable
   : [Exclude<T, undefined>] extends [boolean] ? BoolVariable
     : [Exclude<T, undefined>] extends [string] ? TextVariable | EnumVariable
       : [Exclude<T, undefined>] extends [readonly string[]] ? UrlListVariable | SetVariable | NameListVariable
@@ -217,7 +221,11 @@ export const schema = {
   },
   fullSyncIntervalMs: {
     name: 'FULL_SYNC_INTERVAL', kind: 'duration', default: '1h', min: SECOND,
-    doc: 'Time between two full syncs, which fetch every detail again (a body-only edit shows in no listing); the syncs between them re-fetch only what the listing shows changed.',
+    doc: 'Time between two full syncs, which fetch every detail again (a body-only edit shows in no listing); the syncs between them re-fetch only what the listing shows changed. With SYNC_BUDGET: the shortest time between two re-reads of one page by the rolling verification.',
+  },
+  syncBudget: {
+    name: 'SYNC_BUDGET', kind: 'percent', default: '5%', min: 0, max: 1,
+    doc: "The share of one CMS worker's time the sync's safety net may use (the listing walk every SYNC_INTERVAL and the re-verification of every page within FULL_SYNC_INTERVAL), measured by the CMS's response times; half of it paces the walk, half the verification. PURGE and webhook refreshes are outside it. 0: no budget, the walk at full SYNC_CONCURRENCY and a full sync every FULL_SYNC_INTERVAL.",
   },
   refreshDebounceMs: {
     name: 'REFRESH_DEBOUNCE', kind: 'duration', default: '100ms', min: 0, max: 10 * SECOND,

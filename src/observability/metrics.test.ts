@@ -7,7 +7,7 @@ import { makeSnapshot } from '../../test/helpers/make-snapshot.js'
 import { createMemoryStore } from '../cache/stores/memory-store.js'
 import { createStoreEvents, type StoreEventHub } from './store-events.js'
 import type { Snapshot } from '../tree/snapshot.js'
-import { createMetrics, type Metrics, type MetricsSources, type Role } from './metrics.js'
+import { createMetrics, type Metrics, type MetricsSources, type NetProgress, type Role } from './metrics.js'
 import { createShieldEvents, type ShieldEvents } from './shield-events.js'
 
 // --- A strict reader of the Prometheus text format (0.0.4) -------------------------------------
@@ -333,6 +333,23 @@ describe('sync and snapshots', () => {
     families = await scrape(metrics)
     expect(valueOf(families, 'cms_shield_snapshot_version')).toBe(8)
     expect(valueOf(families, 'cms_shield_snapshot_age_seconds')).toBe(10)
+  })
+
+  it("reads the sync's safety net at scrape time, and leaves its series absent while the instance runs none", async () => {
+    const source: { net?: NetProgress } = {}
+    const { metrics, clock } = rig({ net: () => source.net })
+    let families = await scrape(metrics)
+    expect(families.get('cms_shield_sync_net_verification_age_seconds')?.samples).toEqual([])
+    const since = clock.now
+    clock.now = since + 100_000
+    source.net = { budget: 0.05, lastWalkEndedAt: since + 40_000, oldestVerifiedAt: since - 3_600_000, walkCmsMs: 3_000, verifyCmsMs: 1_000, since }
+    families = await scrape(metrics)
+    expect(valueOf(families, 'cms_shield_sync_net_budget_ratio')).toBe(0.05)
+    expect(valueOf(families, 'cms_shield_sync_net_budget_used_ratio')).toBe(0.04)
+    expect(valueOf(families, 'cms_shield_sync_net_cms_seconds', { part: 'walk' })).toBe(3)
+    expect(valueOf(families, 'cms_shield_sync_net_cms_seconds', { part: 'verify' })).toBe(1)
+    expect(valueOf(families, 'cms_shield_sync_net_last_walk_timestamp_seconds')).toBe((since + 40_000) / 1000)
+    expect(valueOf(families, 'cms_shield_sync_net_verification_age_seconds')).toBe(3_700)
   })
 
   it('never reports a negative age for a snapshot stamped by a clock ahead of ours', async () => {

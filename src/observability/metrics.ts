@@ -53,6 +53,17 @@ export interface BudgetState {
 }
 export type Role = 'leader' | 'follower' | 'standalone'
 
+/** What the sync's safety net reports at each scrape (`sync/safety-net.ts`). */
+export interface NetProgress {
+  readonly budget: number
+  readonly lastWalkEndedAt: number | undefined
+  readonly oldestVerifiedAt: number | undefined
+  readonly walkCmsMs: number
+  readonly verifyCmsMs: number
+  /** When the net started on this instance (ms since the epoch). */
+  readonly since: number
+}
+
 export interface MetricsTier {
   readonly name: TierName
   readonly events: StoreEvents
@@ -76,6 +87,8 @@ export interface MetricsSources {
   readonly now: () => number
   /** The read-through budget's state now (docs/operations.md, "The CMS budget"). */
   readonly budget?: () => BudgetState
+  /** The sync's safety net under SYNC_BUDGET; `undefined` without one, or while this instance does not sync. */
+  readonly net?: () => NetProgress | undefined
   /** The CDN purge targets configured, whose purge series start at 0 (docs/cdn-purging.md). */
   readonly cdnTargets?: ReadonlyArray<(typeof CDN_TARGETS)[number]>
   /**
@@ -293,6 +306,8 @@ export function createMetrics(sources: MetricsSources): Metrics {
     },
     () => (lastSyncSuccessAt === undefined ? [] : [[{}, lastSyncSuccessAt / 1000]]),
   )
+
+  registerNetGauges(name, registers, sources)
 
   // Snapshot
   const snapshotSwaps = new Counter({
@@ -561,4 +576,39 @@ function isCount(value: number): boolean {
 /** Observes milliseconds as seconds; a duration that is not a number (a clock gone wrong) is not observed. */
 function observe<T extends string>(histogram: Histogram<T>, labels: Labels<T>, durationMs: number): void {
   if (Number.isFinite(durationMs)) histogram.observe(labels, Math.max(0, durationMs) / 1000)
+}
+
+/**
+ * The sync's safety net (docs/operations.md, "The sync's safety net"): the CMS time it spent, by
+ * part, what it may spend, when the last listing walk ended and how long ago the least recently
+ * verified page was read. Absent without a budget and on an instance that does not sync.
+ */
+function registerNetGauges(name: (suffix: string) => string, registers: Registry[], sources: MetricsSources): void {
+  const net = sources.net
+  if (net === undefined) return
+  const read = <T>(pick: (progress: NetProgress) => T | undefined, sample: (value: T) => Array<Sample<'part'>>) => () => {
+    const progress = net()
+    const value = progress === undefined ? undefined : pick(progress)
+    return value === undefined ? [] : sample(value)
+  }
+  new ScrapedGauge(
+    { name: name('sync_net_cms_seconds'), help: 'CMS time (response times) the safety net spent since this instance started syncing, by part: walk (listing) or verify (details).', labelNames: ['part'] as const, registers },
+    read((p) => p, (p) => [[{ part: 'walk' }, p.walkCmsMs / 1000], [{ part: 'verify' }, p.verifyCmsMs / 1000]]),
+  )
+  new ScrapedGauge(
+    { name: name('sync_net_budget_ratio'), help: 'SYNC_BUDGET: the share of one CMS worker the safety net may use.', labelNames: ['part'] as const, registers },
+    read((p) => p.budget, (budget) => [[{}, budget]]),
+  )
+  new ScrapedGauge(
+    { name: name('sync_net_budget_used_ratio'), help: 'CMS time the safety net spent since it started on this instance, as a share of one CMS worker (above SYNC_BUDGET for a while after a start: it spends first, then waits).', labelNames: ['part'] as const, registers },
+    read((p) => p, (p) => [[{}, (p.walkCmsMs + p.verifyCmsMs) / Math.max(1, sources.now() - p.since)]]),
+  )
+  new ScrapedGauge(
+    { name: name('sync_net_last_walk_timestamp_seconds'), help: 'When the last listing walk of the safety net ended, in seconds since the epoch; absent before the first.', labelNames: ['part'] as const, registers },
+    read((p) => p.lastWalkEndedAt, (at) => [[{}, at / 1000]]),
+  )
+  new ScrapedGauge(
+    { name: name('sync_net_verification_age_seconds'), help: "Seconds since the least recently verified page's detail was read from the CMS; absent with no snapshot.", labelNames: ['part'] as const, registers },
+    read((p) => p.oldestVerifiedAt, (at) => [[{}, Math.max(0, sources.now() - at) / 1000]]),
+  )
 }

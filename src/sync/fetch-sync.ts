@@ -29,6 +29,11 @@ export interface FetchRequest {
   readonly plan: Pick<SyncPlan, 'requested' | 'inPlace'>
   /** Read every detail (the plan's mode, or a fall-back to full). */
   readonly full: boolean
+  /**
+   * Ask the CMS's page size and date orders again, as a full sync does (an operator may have
+   * changed them): a paced walk does this once per `FULL_SYNC_INTERVAL`, no full sync doing it.
+   */
+  readonly relearn?: boolean
   /** The snapshot served now: what an incremental sync refreshes. */
   readonly previous: Snapshot | undefined
   /** The last pass's windows, when they describe `previous`. */
@@ -48,7 +53,8 @@ export interface FetchedTree {
 
 export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Promise<FetchedTree> {
   const { facts } = deps
-  let pageSize = await facts.pageSize(request.full, request.signal)
+  const relearn = request.full || request.relearn === true
+  let pageSize = await facts.pageSize(relearn, request.signal)
   const withFields = await facts.listingFields(request.signal)
   const deriveUrls = await facts.derivesUrls(withFields, request.signal)
   let tree: SyncedTree
@@ -57,12 +63,12 @@ export async function fetchSync(deps: FetchSyncDeps, request: FetchRequest): Pro
   } catch (error) {
     // An incremental sync reuses the page size it last learned; a CMS whose maximum went down
     // since refuses it, and is asked again. A full sync has just asked.
-    if (request.full || !isPageSizeRefusal(error)) throw error
+    if (relearn || !isPageSizeRefusal(error)) throw error
     pageSize = await facts.probePageSize(request.signal)
     tree = await readTree(deps, request, pageSize, withFields, deriveUrls)
   }
   const dialect = await facts.dialect(tree.pages.at(0)?.id ?? 0, pageSize, request.signal)
-  const dateOrders = await facts.dateOrders(tree.pages, request.full, request.signal)
+  const dateOrders = await facts.dateOrders(tree.pages, relearn, request.signal)
   return { tree, dialect: dialectOfTree(dialect, tree, request.previous, dateOrders), pageSize, withFields, deriveUrls }
 }
 

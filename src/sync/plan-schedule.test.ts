@@ -24,6 +24,12 @@ const failure = fc.record({
 })
 
 describe('planNextSync', () => {
+  it('under a budget, waits for the walk the pacing allows next instead of the interval, at once when it is owed', () => {
+    expect(planNextSync({ ...base, walkDueAt: 500_000 })).toEqual({ kind: 'interval', delayMs: 499_000, quietUntil: 0 })
+    expect(planNextSync({ ...base, walkDueAt: 0 })).toEqual({ kind: 'interval', delayMs: 0, quietUntil: 0 })
+    expect(planNextSync({ ...base, walkDueAt: 500_000, refreshPending: true })).toEqual({ kind: 'refresh', delayMs: 250, quietUntil: 0 })
+  })
+
   it('after a success: the interval, or the debounce when refresh requests came in meanwhile', () => {
     expect(planNextSync(base)).toEqual({ kind: 'interval', delayMs: 60_000, quietUntil: 0 })
     expect(planNextSync({ ...base, refreshPending: true })).toEqual({ kind: 'refresh', delayMs: 250, quietUntil: 0 })

@@ -19,6 +19,8 @@ export interface ScheduleInput {
   readonly debounceMs: number
   readonly retryMaxMs: number
   readonly unreadyRetryMaxMs: number
+  /** Under `SYNC_BUDGET`: when the next listing walk may start (`plan-net.ts`), instead of the interval. */
+  readonly walkDueAt?: number
 }
 
 export interface NextSync {
@@ -43,5 +45,6 @@ export function planNextSync(input: ScheduleInput): NextSync {
   }
   // Requests that came in during the sync are handled now, not at the next interval.
   if (input.refreshPending) return { kind: 'refresh', delayMs: input.debounceMs, quietUntil: 0 }
-  return { kind: 'interval', delayMs: input.intervalMs, quietUntil: 0 }
+  const delayMs = input.walkDueAt === undefined ? input.intervalMs : Math.max(0, input.walkDueAt - input.now)
+  return { kind: 'interval', delayMs, quietUntil: 0 }
 }

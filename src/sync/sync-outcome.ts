@@ -34,6 +34,8 @@ export type SyncResult =
     readonly durationMs: number
     /** How long the CMS asked to be left alone (its `Retry-After`), in ms; absent when it did not say. */
     readonly retryAfterMs?: number
+    /** A paced listing walk cut short for a refresh: nothing failed, and the walk is owed again. */
+    readonly preempted?: true
   }
 
 export interface SyncStatus {

@@ -327,6 +327,30 @@ describe('refresh requests and full syncs', () => {
     await sync.stop()
   })
 
+  it('under SYNC_BUDGET runs no full sync after the first (the details are verified a few at a time instead), and shows the net only while the loop runs', async () => {
+    const cms = stubCms()
+    const clock = manualTimers()
+    let now = 0
+    const modes: string[] = []
+    const sync = service(cms, clock.timers, { now: () => now, fullIntervalMs: 3_600_000, budget: 0.05, onSyncEnd: (r) => void modes.push(r.mode) })
+    expect(sync.net).toBeUndefined()
+    sync.start()
+    await settle()
+    expect(sync.net).toMatchObject({ budget: 0.05, lastWalkEndedAt: undefined, oldestVerifiedAt: 0 })
+    const probes = () => cms.state.paths.filter((path) => path.includes('offset=1000000000')).length
+    const probedAtStart = probes()
+    now = 3_600_000
+    clock.fire()
+    await settle()
+    expect(modes).toEqual(['full', 'incremental'])
+    // What a full sync would learn again (the page size, date orders), this walk asks.
+    expect(probes()).toBe(probedAtStart + 1)
+    expect(sync.current!.fullSyncedAt).toBe(0)
+    expect(sync.net?.lastWalkEndedAt).toBe(3_600_000)
+    await sync.stop()
+    expect(sync.net).toBeUndefined()
+  })
+
   it('retries a full sync that met an edit in progress as an incremental one, and the full one at the next interval', async () => {
     const cms = stubCms()
     const clock = manualTimers()

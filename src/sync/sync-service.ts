@@ -5,6 +5,11 @@
  * `REFRESH_DEBOUNCE` into one incremental sync that also re-fetches the pages they named.
  * A failed or inconsistent sync changes nothing readers see; it is retried with backoff while the
  * last good snapshot keeps serving. One sync runs at a time.
+ *
+ * With a budget (`SYNC_BUDGET`), the listing walk and the re-reading of details are a safety net
+ * paced by what they cost the CMS (`safety-net.ts`): the walk reads one window at a time and
+ * waits for its cost to pay off, a refresh cuts a walk in flight short (the walk is owed again),
+ * and instead of a full sync every `FULL_SYNC_INTERVAL` the details are verified a few at a time.
  * @module
  */
 import type { RewriteUrl } from '../json/rewrite-detail-urls.js'
@@ -18,10 +23,12 @@ import { createCmsFacts } from './cms-facts.js'
 import { createSyncCommit, windowsFor } from './commit-sync.js'
 import { dialectOfTree, fetchSync, readTree, type FetchedTree, type FetchRequest, type FetchSyncDeps } from './fetch-sync.js'
 import type { FetchProgress } from './fetch-tree.js'
+import { NET_CONCURRENCY } from './plan-net.js'
 import { planNextSync, type NextSync } from './plan-schedule.js'
 import { fallsBackToFull, planBuild, planSync, type SyncPlan } from './plan-sync.js'
 import { createRefreshQueue } from './refresh-queue.js'
 import type { RefreshRequest } from './refresh-request.js'
+import { createSafetyNet, type NetStatus, type SafetyNet } from './safety-net.js'
 import type { SnapshotSource, SyncMode, SyncResult, SyncStatus } from './sync-outcome.js'
 import type { UpstreamGet } from './upstream-port.js'
 
@@ -67,13 +74,17 @@ export interface SyncServiceOptions {
   readonly onSyncEnd?: (result: SyncResult) => void
   /** Pages other Sites' trees hold with the same bytes, stored once (`BuildOptions.twinOf`). */
   readonly twinOf?: TwinLookup
+  /** `SYNC_BUDGET`: the share of one CMS worker the safety net may use; 0 or absent: unpaced. */
+  readonly budget?: number
 }
 
-export type { SnapshotSource, SyncMode, SyncResult, SyncStatus }
+export type { NetStatus, SnapshotSource, SyncMode, SyncResult, SyncStatus }
 
 export interface SyncService {
   readonly current: Snapshot | undefined
   readonly status: SyncStatus
+  /** The safety net's progress under `SYNC_BUDGET`; `undefined` without a budget, or while the loop is stopped (a follower). */
+  readonly net?: NetStatus | undefined
   /** Starts the loop: a sync now, then on schedule. */
   start(): void
   /**
@@ -116,12 +127,34 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   const pause = options.pause ?? nextTurn
   // What the running sync's CMS requests count as (`SyncPlan.trafficClass`).
   let trafficClass: SyncPlan['trafficClass'] = 'sync'
-  const get: UpstreamGet = (pathAndQuery, signal) => options.get(pathAndQuery, signal, trafficClass)
+  /** CMS time the running sync's requests took (their response times), ms. */
+  let runCostMs = 0
+  const get: UpstreamGet = async (pathAndQuery, signal) => {
+    const started = options.now()
+    try {
+      return await options.get(pathAndQuery, signal, trafficClass)
+    } finally {
+      runCostMs += options.now() - started
+    }
+  }
   const queue = createRefreshQueue()
   const facts = createCmsFacts(get, options.pagesPath, options.deriveUrls === true)
   const commit = createSyncCommit({ queue, facts, logger: options.logger, now: options.now, pause, ...(options.onSnapshot ? { onSnapshot: options.onSnapshot } : {}) })
   const { state } = commit
   const fetchDeps: FetchSyncDeps = { get, pagesPath: options.pagesPath, rewriteUrl: options.rewriteUrl, concurrency: options.concurrency, pause, facts }
+  const net: SafetyNet | undefined = (options.budget ?? 0) > 0
+    ? createSafetyNet({
+      budget: options.budget!, cycleMs: fullIntervalMs, intervalMs: options.intervalMs, get: options.get, pagesPath: options.pagesPath,
+      rewriteUrl: options.rewriteUrl, now: options.now, timers, current: () => state.current, refresh: (request) => service.refresh(request), logger: options.logger,
+    })
+    : undefined
+  /** The running sync is the net's listing walk; a refresh asked meanwhile cuts it short. */
+  let walking = false
+  /** When the CMS's page size and date orders were last asked (a full sync, or a walk under a budget). */
+  let learnedAt = Number.NEGATIVE_INFINITY
+  /** A walk in flight may be cut short for a refresh (not once it fell back to reading everything). */
+  let preemptable = false
+  let preempted = false
   let running: Promise<SyncResult> | undefined
   let controller: AbortController | undefined
   let timer: unknown
@@ -146,21 +179,33 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
    */
   async function runOnce(requestedFull: boolean): Promise<SyncResult> {
     const startedAt = options.now()
-    const plan = planSync({ requestedFull, asked: queue.take(), previous: state.current, now: startedAt, fullIntervalMs, deferFull: state.deferFull })
+    // Under a budget the details are verified a few at a time instead (`safety-net.ts`).
+    const plan = planSync({
+      requestedFull, asked: queue.take(), previous: state.current, now: startedAt, fullIntervalMs: net ? Number.POSITIVE_INFINITY : fullIntervalMs, deferFull: state.deferFull,
+    })
     commit.started(startedAt)
     trafficClass = plan.trafficClass
+    runCostMs = 0
+    walking = net !== undefined && plan.trafficClass === 'sync' && plan.mode === 'incremental'
+    preemptable = walking
+    preempted = false
+    const deps: FetchSyncDeps = walking ? { ...fetchDeps, concurrency: NET_CONCURRENCY } : fetchDeps
+    // With no full sync but the first, a walk asks what a full sync would, once per FULL_SYNC_INTERVAL.
+    const relearn = walking && startedAt - learnedAt >= fullIntervalMs
+    if (plan.mode === 'full' || relearn) learnedAt = startedAt
     controller = new AbortController()
     const signal = controller.signal
     const onProgress = progressLog(startedAt)
-    const request = (full: boolean): FetchRequest => ({ plan, full, previous: state.current, windows: windowsFor(state), signal, onProgress })
+    const request = (full: boolean): FetchRequest => ({ plan, full, relearn, previous: state.current, windows: windowsFor(state), signal, onProgress })
     const buildInput = (fetched: FetchedTree): BuildInput => ({
       previous: state.current, pages: fetched.tree.pages, dialect: fetched.dialect, startedAt, now: options.now, pause,
       ...(options.twinOf ? { twinOf: options.twinOf } : {}),
     })
     let mode = plan.mode
+    let cutShort = false
     options.logger.info({ mode, requested: plan.requested.size }, 'sync: started')
     try {
-      let fetched = await fetchSync(fetchDeps, request(mode === 'full'))
+      let fetched = await fetchSync(deps, request(mode === 'full'))
       let candidate: Snapshot
       try {
         candidate = await buildCandidate(planBuild(fetched.tree, state.current, fetched.dialect, mode), buildInput(fetched))
@@ -168,16 +213,28 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         if (!fallsBackToFull(mode, error)) throw error
         options.logger.info({ reason: (error as Error).message }, 'sync: the incremental sync saw an inconsistent tree; reading everything')
         mode = 'full'
+        // Reading everything is not the net's paced walk any more: at full speed, and not cut short.
+        preemptable = false
         const tree = await readTree(fetchDeps, request(true), fetched.pageSize, fetched.withFields)
         fetched = { ...fetched, tree, dialect: dialectOfTree(fetched.dialect, tree, state.current, fetched.dialect.dateOrders) }
         candidate = await buildCandidate({ kind: 'build', full: true }, buildInput(fetched))
       }
-      candidate = await settleTranslations(fetchDeps, { pageSize: fetched.pageSize, signal }, candidate, state.current)
+      candidate = await settleTranslations(deps, { pageSize: fetched.pageSize, signal }, candidate, state.current)
       return await commit.succeeded({ mode, startedAt, tree: fetched.tree, candidate })
     } catch (caught) {
+      // A walk cut short for a refresh failed nothing: it is owed again, and the refresh runs now.
+      cutShort = preempted && !stopped
+      if (cutShort) {
+        const durationMs = options.now() - startedAt
+        options.logger.info({ durationMs, cmsMs: Math.round(runCostMs) }, 'sync: a paced walk gave way to a refresh; it is owed again')
+        return { ok: false, mode, error: caught as Error, code: 'SYNC_ABORTED', durationMs, preempted: true }
+      }
       return commit.failed({ plan, mode, startedAt, caught })
     } finally {
       controller = undefined
+      if (walking) net?.walkEnded(runCostMs, cutShort)
+      walking = false
+      preemptable = false
     }
   }
 
@@ -199,6 +256,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
 
   function schedule(result: SyncResult): void {
     if (stopped) return
+    if (!result.ok && result.preempted) {
+      setTimer('refresh', debounceMs)
+      return
+    }
     const next = planNextSync({
       result,
       hasSnapshot: state.current !== undefined,
@@ -210,6 +271,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       debounceMs,
       retryMaxMs: options.retryMaxMs,
       unreadyRetryMaxMs,
+      ...(net?.walkDueAt === undefined ? {} : { walkDueAt: net.walkDueAt }),
     })
     quietUntil = next.quietUntil
     setTimer(next.kind, next.delayMs)
@@ -221,6 +283,10 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     },
     get status() {
       return { ...state.status, running: running !== undefined }
+    },
+    get net() {
+      // Only the instance that syncs runs the net (`cluster/`): a follower has none to show.
+      return stopped ? undefined : net?.status
     },
     adopt: (snapshot) => commit.adopt(snapshot),
     receive: (snapshot) => commit.receive(snapshot),
@@ -234,6 +300,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       clearTimer()
       running = runOnce(syncOptions.full ?? false).then((result) => {
         running = undefined
+        // The net verifies a snapshot: it starts once there is one.
+        if (!stopped && state.current !== undefined) net?.start()
+        if (!result.ok && result.preempted) {
+          schedule(result)
+          return result
+        }
         options.onSyncEnd?.(result)
         schedule(result)
         return result
@@ -244,7 +316,12 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       queue.add(request)
       options.logger.debug({ ids: request.ids?.length ?? 0, all: request.all === true, reason: request.reason }, 'sync: refresh requested')
       // A sync in flight picks the request up when it ends (`schedule`); a retry backoff is cut
-      // short, unless the CMS asked for the wait: the retry then takes the request along.
+      // short, unless the CMS asked for the wait: the retry then takes the request along. A paced
+      // walk can take minutes: it is cut short so that the refresh is not kept waiting.
+      if (preemptable && running && !preempted) {
+        preempted = true
+        controller?.abort()
+      }
       if (stopped || running || timerKind === 'refresh' || options.now() < quietUntil) return
       setTimer('refresh', debounceMs)
     },
@@ -252,7 +329,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       stopped = true
       clearTimer()
       controller?.abort()
-      await running
+      await Promise.all([running, net?.stop()])
     },
   }
   return service

@@ -7,6 +7,8 @@
 import { createServer } from 'node:http'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import { chargeFor } from './charge-answer.js'
+import type { CostModel } from './cost-model.js'
 import { writeAnswer, writeFault } from './faults.js'
 import { answerCall, splitTarget } from './pages-api.js'
 import type { ApiConfig } from './pages-api.js'
@@ -80,6 +82,7 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
   const sockets = new Set<Socket>()
   const timers = new Set<NodeJS.Timeout>()
   let latencyMs = options.latencyMs ?? 0
+  let cost: CostModel | undefined = options.cost
   let faultFn: ((req: FaultContext) => Fault | undefined) | undefined
   let requestHook: ((req: FaultContext) => void) | undefined
   let closed = false
@@ -129,6 +132,8 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     // site, a page of JSON) happens inside it, not after it, so a benchmark's "250 ms origin"
     // answers 250 ms after the request arrived rather than 250 ms plus this process's work.
     const answer = real()
+    // The CMS's worker time, when it charges: a request waits for a free worker and holds it.
+    if (cost) await chargeFor(cost, route.kind, answer)
     const remaining = latencyMs - (performance.now() - arrived)
     if (remaining >= 1) await delay(remaining)
     if (!closed) writeAnswer(res, answer, method === 'HEAD')
@@ -168,6 +173,12 @@ export async function startFakeWagtail(options: FakeWagtailOptions): Promise<Fak
     },
     setLatency(ms) {
       latencyMs = ms
+    },
+    setCost(model) {
+      cost = model
+    },
+    get cost() {
+      return cost
     },
     setPages: (pages) => store.setPages(pages),
     updatePage: (pageId, patch) => store.updatePage(pageId, patch),

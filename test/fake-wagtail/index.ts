@@ -4,6 +4,8 @@
  * @module
  */
 export { startFakeWagtail } from './fake-wagtail.js'
+export { costOf, createCostModel, DEFAULT_WORKERS, MEASURED_RATES } from './cost-model.js'
+export type { BusyTime, CostModel, CostModelOptions, CostRates } from './cost-model.js'
 export { formatWagtailTimestamp, generateSite, GENERATED_ROOT_ID, SEED_PAGE_TYPES } from './site-generator.js'
 export { probeTree } from './probe-tree.js'
 export type { GenerateSiteOptions } from './site-generator.js'

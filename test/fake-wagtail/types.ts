@@ -5,6 +5,7 @@
  * docs/wagtail-compatibility.md and the probe transcripts in `fixtures/wagtail-probes-7.4.3.txt`), over a tree the test gives it.
  * @module
  */
+import type { CostModel } from './cost-model.js'
 
 /** One page of the fake CMS. Sibling order is the order of the pages in the array the fake holds. */
 export interface FakePage {
@@ -66,6 +67,8 @@ export interface FakeWagtailOptions {
   language?: 'en' | 'de'
   /** Delay before every answer, in milliseconds. */
   latencyMs?: number
+  /** Charge worker time for every answer (`cost-model.ts`); none: answers cost nothing. */
+  cost?: CostModel
   /** Port to listen on (default 0 = any free port). */
   port?: number
   /**
@@ -179,6 +182,10 @@ export interface FakeWagtail {
   /** Every request since start (or the last `resetHits()`). */
   readonly requests: RecordedRequest[]
   setLatency(ms: number): void
+  /** Starts (or, with `undefined`, stops) charging worker time for answers. */
+  setCost(model: CostModel | undefined): void
+  /** The cost model in use, if any: its `busy()` is the CMS time spent. */
+  readonly cost: CostModel | undefined
   /** Replaces the whole tree. */
   setPages(pages: FakePage[]): void
   updatePage(id: number, patch: Partial<FakePage>): void

@@ -227,6 +227,9 @@ describe('when the syncing instance dies', () => {
     // Nothing was loaded again: the same snapshot, now known to be current.
     expect(follower.app.shield.sync.current!.version).toBe(version)
     expect((await readyz(leader)).sync).toMatchObject({ role: 'leader', leaderLastSuccessAt: null })
+    // Only the instance that syncs runs the safety net.
+    expect((await readyz(leader)).sync.net).toMatchObject({ budget: 0.05 })
+    expect((await readyz(follower)).sync.net).toBeNull()
   })
 
   it('the leader reads the listing when its pub/sub connection comes back, so a rename whose PURGE was lost meanwhile still arrives', async () => {

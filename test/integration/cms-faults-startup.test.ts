@@ -35,6 +35,7 @@ async function fakeCms(port?: number): Promise<FakeWagtail> {
   return cms
 }
 
+/** Tests with hand-fired timers count the sync loop's own: the safety net's are tested in sync-budget.test.ts (SYNC_BUDGET=0). */
 const NOT_READY = { message: 'cms-shield has not loaded the page tree yet' }
 
 /**
@@ -69,7 +70,7 @@ describe('the CMS is down at start and nothing is stored', () => {
     const port = await freePort()
     const timers = manualTimers()
     const { h, logs } = await observed({
-      env: { UPSTREAM_URL: `http://127.0.0.1:${port}` },
+      env: { UPSTREAM_URL: `http://127.0.0.1:${port}`, SYNC_BUDGET: '0' },
       synced: false,
       deps: { autoSync: true, timers: timers.timers, random: () => 0 },
     })
@@ -149,7 +150,7 @@ describe('the CMS comes up 30 s after cms-shield', () => {
     const clock = { ms: Date.now() }
     // Jitter at its longest: every wait is the whole backoff.
     const { h, logs } = await observed({
-      env: { UPSTREAM_URL: `http://127.0.0.1:${port}`, SYNC_RETRY_MAX: '5m' },
+      env: { UPSTREAM_URL: `http://127.0.0.1:${port}`, SYNC_RETRY_MAX: '5m', SYNC_BUDGET: '0' },
       synced: false,
       deps: { autoSync: true, timers: timers.timers, random: () => 1, now: () => clock.ms },
     })
@@ -195,7 +196,7 @@ describe('the CMS is down at start and SNAPSHOT_FILE holds the last good snapsho
 
     const timers = manualTimers()
     const { h, logs } = await observed({
-      sharedOrigin: cms, env: { SNAPSHOT_FILE: file }, synced: false, deps: { autoSync: true, timers: timers.timers, random: () => 0 },
+      sharedOrigin: cms, env: { SNAPSHOT_FILE: file, SYNC_BUDGET: '0' }, synced: false, deps: { autoSync: true, timers: timers.timers, random: () => 0 },
     })
     expect((await h.app.shield.sync.syncNow()).ok).toBe(false)
     expect(await served(h, stored.urls)).toEqual(stored.before)
@@ -238,7 +239,7 @@ describe('the CMS is down at start and SNAPSHOT_FILE holds the last good snapsho
     const timers = manualTimers()
     const clock = { ms: Date.now() }
     const { h, logs } = await observed({
-      sharedOrigin: cms, env: { SNAPSHOT_FILE: file, SYNC_RETRY_MAX: '5m' }, synced: false,
+      sharedOrigin: cms, env: { SNAPSHOT_FILE: file, SYNC_RETRY_MAX: '5m', SYNC_BUDGET: '0' }, synced: false,
       deps: { autoSync: true, timers: timers.timers, random: () => 1, now: () => clock.ms },
     })
     expect((await h.app.shield.sync.syncNow()).ok).toBe(false)

@@ -242,7 +242,8 @@ describe('a sync that reads an inconsistent tree', () => {
 describe('retries', () => {
   it('backs off after each failed sync while readers keep the old snapshot, and the scheduled retry publishes once the CMS is back', async () => {
     const clock = manualTimers()
-    const started = await startObserved({ deps: { autoSync: true, timers: clock.timers, random: () => 0 } })
+    // The sync loop's own timers only: the safety net's are tested in sync-budget.test.ts.
+    const started = await startObserved({ env: { SYNC_BUDGET: '0' }, deps: { autoSync: true, timers: clock.timers, random: () => 0 } })
     h = started.h
     const { logs } = started
     // The first sync ran; the next one waits for SYNC_INTERVAL (1h in the harness).
@@ -294,7 +295,8 @@ describe('retries', () => {
   it('waits as long as a rate-limiting CMS asks (Retry-After) before it syncs again, a PURGE included', async () => {
     const timers = manualTimers()
     let clock = 1_700_000_000_000
-    const started = await startObserved({ deps: { autoSync: true, timers: timers.timers, random: () => 0, now: () => clock } })
+    // The sync loop's own timers only: the safety net's are tested in sync-budget.test.ts.
+    const started = await startObserved({ env: { SYNC_BUDGET: '0' }, deps: { autoSync: true, timers: timers.timers, random: () => 0, now: () => clock } })
     h = started.h
     await eventually(() => h!.app.shield.sync.current !== undefined && !h!.app.shield.sync.status.running, 'the first sync')
     const edit = editPage(h.origin)

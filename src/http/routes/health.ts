@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import { errorCatalogue } from '../../errors.js'
-import type { SyncService } from '../../sync/sync-service.js'
+import type { NetStatus, SyncService } from '../../sync/sync-service.js'
 
 export interface RedisHealth {
   up(): boolean
@@ -38,6 +38,26 @@ function sitesOf(others: ReadonlyArray<{ readonly site: string; readonly sync: S
     pages: sync.current?.pages.length ?? 0,
     cms: sync.status.consecutiveFailures > 0 ? 'failing' : sync.status.lastSuccessAt !== undefined ? 'ok' : 'unknown',
   }]))
+}
+
+/**
+ * The safety net's progress under SYNC_BUDGET (docs/operations.md, "The sync's safety net"):
+ * `null` without a budget, and on an instance that does not sync.
+ */
+function netOf(net: NetStatus | undefined, now: number): Record<string, unknown> | null {
+  if (net === undefined) return null
+  const iso = (at: number | undefined) => (at === undefined ? null : new Date(at).toISOString())
+  const elapsed = now - net.since
+  return {
+    budget: net.budget,
+    lastWalkEndedAt: iso(net.lastWalkEndedAt),
+    // The walk after it waits for what it cost to pay off (docs/operations.md).
+    nextWalkAt: iso(net.nextWalkAt),
+    oldestVerifiedAt: iso(net.oldestVerifiedAt),
+    verificationAgeSeconds: net.oldestVerifiedAt === undefined ? null : Math.max(0, Math.round((now - net.oldestVerifiedAt) / 1000)),
+    // CMS time the walk and the verification used, as a share of one worker since the net started.
+    budgetUsed: elapsed > 0 ? Number(((net.walkCmsMs + net.verifyCmsMs) / elapsed).toFixed(4)) : 0,
+  }
 }
 
 export function registerHealthRoutes(app: FastifyInstance, { sync, others = [], now, redis, role, confirmedAt, budget }: HealthOptions): void {
@@ -74,6 +94,7 @@ export function registerHealthRoutes(app: FastifyInstance, { sync, others = [], 
         // The code and what it means; the message (which may name the CMS's address) is logged only.
         lastError: status.lastErrorCode === undefined ? null : `${status.lastErrorCode}: ${describeCode(status.lastErrorCode)}`,
         consecutiveFailures: status.consecutiveFailures,
+        net: netOf(sync.net, now()),
       },
       // A down Redis degrades to this process's own tier: visible here, but still ready.
       redis: redis === undefined ? 'off' : redis.up() ? 'up' : 'down',
