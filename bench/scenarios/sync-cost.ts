@@ -185,7 +185,7 @@ function report(ctx: BenchContext, pages: number, before: Before, after: After):
   const share = after.hourMs / 3_600_000
   const shareCheck = pages >= 100_000 ? addCheck(check(`sync-cost ${pages}: net share of one CMS worker`, share, '<=', NET_SHARE_GOAL)) : undefined
   row(
-    `sync-cost ${fmtInt(pages)} pages, after (defaults: SYNC_BUDGET=5%)`,
+    `sync-cost ${fmtInt(pages)} pages, after (defaults: SYNC_BUDGET=0.5%)`,
     `${perHour(after.hourMs)} = ${(3_600 / after.walkPeriodS).toFixed(2)} walks/h (period ${fmtInt(Math.round(after.walkPeriodS))} s, as the shield scheduled it) × ${cmsSeconds(after.walkMs)} + verification at ${(after.verifyShare * 100).toFixed(2)}% of a worker (counter over ${VERIFY_WINDOW_MS / 1000} s at real speed); /readyz budgetUsed ${after.budgetUsed}`,
     pages >= 100_000 ? `≤ ${NET_SHARE_GOAL * 100}% of one worker` : '—',
     shareCheck ? verdict(shareCheck) : '—',

@@ -43,7 +43,8 @@ export function composeSync(options: SyncOptions): SyncService {
     deriveUrls: config.syncDeriveUrls,
     intervalMs: config.syncIntervalMs,
     fullIntervalMs: config.fullSyncIntervalMs,
-    budget: config.syncBudget,
+    // One CMS serves every Site: SYNC_BUDGET is what they spend together.
+    budget: config.syncBudget / (1 + config.sites.length),
     debounceMs: config.refreshDebounceMs,
     retryMaxMs: config.syncRetryMaxMs,
     ...(options.twinOf ? { twinOf: options.twinOf } : {}),

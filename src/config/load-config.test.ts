@@ -38,7 +38,7 @@ describe('loadConfig', () => {
       syncDeriveUrls: true,
       syncRetryMaxMs: 300_000,
       fullSyncIntervalMs: 3_600_000,
-      syncBudget: 0.05,
+      syncBudget: 0.005,
       refreshDebounceMs: 100,
       purgeAllow: expect.objectContaining({ entries: ['127.0.0.1/32', '::1/128'] }),
       leaderLeaseMs: 10_000,

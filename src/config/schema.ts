@@ -224,8 +224,8 @@ export const schema = {
     doc: 'Time between two full syncs, which fetch every detail again (a body-only edit shows in no listing); the syncs between them re-fetch only what the listing shows changed. With SYNC_BUDGET: the shortest time between two re-reads of one page by the rolling verification.',
   },
   syncBudget: {
-    name: 'SYNC_BUDGET', kind: 'percent', default: '5%', min: 0, max: 1,
-    doc: "The share of one CMS worker's time the sync's safety net may use (the listing walk every SYNC_INTERVAL and the re-verification of every page within FULL_SYNC_INTERVAL), measured by the CMS's response times; half of it paces the walk, half the verification. PURGE and webhook refreshes are outside it. 0: no budget, the walk at full SYNC_CONCURRENCY and a full sync every FULL_SYNC_INTERVAL.",
+    name: 'SYNC_BUDGET', kind: 'percent', default: '0.5%', min: 0, max: 1,
+    doc: "The share of one CMS worker's time the sync's safety net may use (the listing walk every SYNC_INTERVAL and the re-verification of every page within FULL_SYNC_INTERVAL), measured by the CMS's response times; shared equally by the Sites' trees (SITES), and in each, half of it paces the walk, half the verification. PURGE and webhook refreshes are outside it. 0: no budget, the walk at full SYNC_CONCURRENCY and a full sync every FULL_SYNC_INTERVAL.",
   },
   refreshDebounceMs: {
     name: 'REFRESH_DEBOUNCE', kind: 'duration', default: '100ms', min: 0, max: 10 * SECOND,

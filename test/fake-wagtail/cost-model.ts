@@ -32,14 +32,12 @@ export interface CostModelOptions extends Partial<CostRates> {
 }
 
 /**
- * Measured against a real Wagtail 7.4 served by gunicorn over SQLite (CPU time per request as the
- * sync asks for it): a listing item costs ~2.8 ms, of which `html_url` is ~85%; without it ~0.5 ms;
- * a detail ~30 ms, the whole request. The per-item rates come from large windows, where the
- * request's own fixed part (Django, DRF and Wagtail before the first item: lab/FACTS.md §8) is
- * spread over the items; the fixed part charged here on top is kept small so as not to count it
- * twice.
+ * Measured against the lab's Wagtail 7.3.4 served by gunicorn over SQLite (lab/FACTS.md §8,
+ * `lab/request-cost.sh`: gunicorn CPU per request as the sync asks it): a request costs about 11 ms
+ * before its first item (Django, DRF and Wagtail), a listing item about 0.43 ms as the walk reads
+ * it without `html_url` and 0.88 ms with it, and a detail about 15.5 ms in all.
  */
-export const MEASURED_RATES: CostRates = { listItemMs: 2.8, listItemWithoutUrlMs: 0.5, detailMs: 30, requestMs: 1 }
+export const MEASURED_RATES: CostRates = { listItemMs: 0.88, listItemWithoutUrlMs: 0.43, detailMs: 4.5, requestMs: 11 }
 
 /** gunicorn's usual `2 × cores + 1` on a two-core host, rounded down to a small CMS's four. */
 export const DEFAULT_WORKERS = 4

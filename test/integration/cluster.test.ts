@@ -228,7 +228,7 @@ describe('when the syncing instance dies', () => {
     expect(follower.app.shield.sync.current!.version).toBe(version)
     expect((await readyz(leader)).sync).toMatchObject({ role: 'leader', leaderLastSuccessAt: null })
     // Only the instance that syncs runs the safety net.
-    expect((await readyz(leader)).sync.net).toMatchObject({ budget: 0.05 })
+    expect((await readyz(leader)).sync.net).toMatchObject({ budget: 0.005 })
     expect((await readyz(follower)).sync.net).toBeNull()
   })
 
