@@ -32,8 +32,17 @@ const SCALE = 0.1
 /** The defaults the "before" schedule is composed from, SYNC_INTERVAL and FULL_SYNC_INTERVAL. */
 const INTERVAL_S = 60
 const FULL_INTERVAL_S = 3_600
-/** How long the "after" run measures the verification at real speed, once the first walk has ended. */
-const VERIFY_WINDOW_MS = 40_000
+/**
+ * How long the "after" run measures the verification at real speed, once the first walk has ended:
+ * at the default budget a step of four details comes every half minute or so.
+ */
+const VERIFY_WINDOW_MS = 120_000
+/**
+ * The longest wait for the first charged walk: the uncharged one before it (the cluster starting)
+ * still costs its loopback round trips, which at 100,000 pages and the default budget take minutes
+ * to pay off.
+ */
+const FIRST_WALK_WAIT_MS = 600_000
 /** The goal: the net within 5% of one CMS worker at 100,000 pages; a PURGEd edit served within a second. */
 const NET_SHARE_GOAL = 0.05
 const PURGE_GOAL_MS = 1_000
@@ -132,7 +141,7 @@ async function measureAfter(ctx: BenchContext, site: SiteInfo): Promise<After> {
     await charge(origin, SCALE)
     await resetBusy(origin)
     const before = (await getJson<NetBody>(`${shield.origin}/readyz`)).sync?.net?.lastWalkEndedAt ?? null
-    const walked = await waitFor('the first charged walk to end', 240_000, 250, async () => {
+    const walked = await waitFor('the first charged walk to end', FIRST_WALK_WAIT_MS, 250, async () => {
       const net = (await getJson<NetBody>(`${shield.origin}/readyz`)).sync?.net
       return net?.lastWalkEndedAt && net.lastWalkEndedAt !== before && net.nextWalkAt ? net : undefined
     })
