@@ -36,17 +36,8 @@ postgres_ms() {
 }
 
 log="$lab/sync-cost-$name-$shield_port.log"
-env -i PATH="$PATH" HOME="${HOME:-/root}" \
-  UPSTREAM_URL="http://127.0.0.1:$cms_port" BASE_URL="http://127.0.0.1:$shield_port" PORT="$shield_port" HOST=127.0.0.1 \
-  API_PATH=/api/v2/ API_ENDPOINTS=images,documents SITES=partner.localhost LOG_LEVEL=info SYNC_INTERVAL=5s "$@" \
-  "$here/node_modules/.bin/tsx" "$here/src/main.ts" >"$log" 2>&1 &
-shield=$!
-trap 'kill "$shield" 2>/dev/null || true' EXIT
-for _ in $(seq 1 120); do
-  curl -fsS "http://127.0.0.1:$shield_port/readyz" >/dev/null 2>&1 && break
-  sleep 1
-done
-curl -fsS "http://127.0.0.1:$shield_port/readyz" >/dev/null || { echo "the shield did not get ready; see $log" >&2; exit 1; }
+. "$here/lab/shield.sh"
+start_shield "$cms_port" "$shield_port" "$log" LOG_LEVEL=info SYNC_INTERVAL=5s "$@"
 # The first (full) syncs of every Site are not the steady cost being measured.
 sleep 15
 

@@ -13,21 +13,8 @@ out="${LAB_DIR:-/work/lab-build}/verify"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 mkdir -p "$out"
 
-# Budgets wide enough that the verifier is never refused by the shield (docs/operations.md): a lab
-# CMS on a busy machine answers slowly, which the adaptive budget would read as a CMS in trouble.
-env -i PATH="$PATH" HOME="${HOME:-/root}" \
-  UPSTREAM_URL="http://127.0.0.1:$cms_port" BASE_URL="http://127.0.0.1:$shield_port" PORT="$shield_port" HOST=127.0.0.1 \
-  API_PATH=/api/v2/ API_ENDPOINTS=images,documents SITES=partner.localhost LOG_LEVEL=warn \
-  READ_THROUGH_RATE=50 READ_THROUGH_BURST=100 READ_THROUGH_CLIENT_RATE=50 READ_THROUGH_CLIENT_BURST=100 \
-  READ_THROUGH_ADAPTIVE=false READ_THROUGH_QUEUE_TIMEOUT=30s \
-  "$here/node_modules/.bin/tsx" "$here/src/main.ts" >"$out/shield-$shield_port.log" 2>&1 &
-shield=$!
-trap 'kill "$shield" 2>/dev/null || true' EXIT
-for _ in $(seq 1 120); do
-  curl -fsS "http://127.0.0.1:$shield_port/readyz" >/dev/null 2>&1 && break
-  sleep 1
-done
-curl -fsS "http://127.0.0.1:$shield_port/readyz" >/dev/null || { echo "the shield did not get ready; see $out/shield-$shield_port.log" >&2; exit 1; }
+. "$here/lab/shield.sh"
+start_shield "$cms_port" "$shield_port" "$out/shield-$shield_port.log" LOG_LEVEL=warn "${VERIFIER_BUDGETS[@]}"
 
 for site in localhost partner.localhost; do
   report="$out/$cms_port-$site-$seed.json"
