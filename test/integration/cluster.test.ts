@@ -256,7 +256,8 @@ describe('when the syncing instance dies', () => {
 
   it('another takes over within the lease time, and no instance stops serving', async () => {
     const cms = await origin()
-    const env = await clusterEnv({ SYNC_INTERVAL: '1s' })
+    // The new leader's walk finds the edit below, unannounced: every second, not paced by a budget.
+    const env = await clusterEnv({ SYNC_INTERVAL: '1s', SYNC_BUDGET: '0' })
     const port = await freePort()
     const leader = spawnInstance({ ...env, UPSTREAM_URL: cms.url, BASE_URL: 'https://shield.example', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' })
     cleanups.push(async () => void leader.kill('SIGKILL'))
